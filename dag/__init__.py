@@ -1,0 +1,63 @@
+"""jetspark's DAG: the model (vertices, edges, validation, DOT) and running it on Spark.
+
+Names are exported lazily, so ``import dag`` is cheap and never starts a JVM; only creating an
+:class:`Engine` does.
+
+>>> from dag import DAG
+>>> from processors import noop_p
+>>> d = DAG()
+>>> v = d.new_vertex("v", noop_p())
+>>> [x.name for x in d]
+['v']
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS: dict[str, str] = {
+    # errors
+    "DagError": "dag.errors",
+    "DagValidationError": "dag.errors",
+    "CycleError": "dag.errors",
+    "ProcessorContractError": "dag.errors",
+    "JobFailedError": "dag.errors",
+    # model
+    "DAG": "dag.model",
+    "Vertex": "dag.vertex",
+    "DagDescription": "dag.describe",
+    # configuration
+    "EngineConfig": "dag.config",
+    "JobConfig": "dag.config",
+    "ProcessingGuarantee": "dag.config",
+    # runtime
+    "Engine": "dag.runtime.engine",
+    "Job": "dag.runtime.job",
+    "JobStatus": "dag.runtime.job",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'dag' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from dag.config import EngineConfig, JobConfig, ProcessingGuarantee
+    from dag.describe import DagDescription
+    from dag.errors import CycleError, DagError, DagValidationError, JobFailedError, ProcessorContractError
+    from dag.model import DAG
+    from dag.runtime.engine import Engine
+    from dag.runtime.job import Job, JobStatus
+    from dag.vertex import Vertex

@@ -1,0 +1,122 @@
+"""jetspark processors: the Processor API, the library of ready processors, aggregate operations,
+traversers and ``verify_processor`` (Jet's TestSupport). Engine-free: nothing here imports pyspark.
+
+Every public name is importable from ``processors`` directly; sub-modules are one topic each (see
+``docs/architecture.md``). Names load lazily, so importing the package is cheap.
+
+>>> from processors import map_p, verify_processor
+>>> verify_processor(map_p(lambda x: x * 2)).input([1, 2]).expect_output([2, 4])
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS: dict[str, str] = {
+    "Watermark": "processors.watermark",
+    "Inbox": "processors.inbox",
+    "Outbox": "processors.outbox",
+    "Context": "processors.context",
+    "ContextFactory": "processors.context_factory",
+    "Processor": "processors.processor",
+    "AbstractProcessor": "processors.processor",
+    "FlatMapper": "processors.processor",
+    "ProcessorSupplier": "processors.suppliers",
+    "ProcessorMetaSupplier": "processors.suppliers",
+    "Traverser": "processors.traverser",
+    "traverse_iterable": "processors.traverser",
+    "traverse_items": "processors.traverser",
+    "lazy": "processors.traverser",
+    "empty": "processors.traverser",
+    "whole_item": "processors.functions",
+    "entry_key": "processors.functions",
+    "entry_value": "processors.functions",
+    "entry": "processors.functions",
+    "verify_processor": "processors.testing",
+    "SAME_ITEMS_ANY_ORDER": "processors.testing",
+    "AggregateOperation": "processors.aggregate",
+    "counting": "processors.aggregations",
+    "summing": "processors.aggregations",
+    "averaging": "processors.aggregations",
+    "min_by": "processors.aggregations",
+    "max_by": "processors.aggregations",
+    "to_list": "processors.aggregations",
+    "to_set": "processors.aggregations",
+    "to_map": "processors.aggregations",
+    "all_of": "processors.aggregations",
+    "mapping": "processors.aggregations",
+    "reducing": "processors.aggregations",
+    "pick_any": "processors.aggregations",
+    "sorting": "processors.aggregations",
+    "concatenating": "processors.aggregations",
+    "grouping_by": "processors.aggregations",
+    "top_n": "processors.aggregations",
+    "bottom_n": "processors.aggregations",
+    "noop_p": "processors.stateless",
+    "map_p": "processors.stateless",
+    "filter_p": "processors.stateless",
+    "flat_map_p": "processors.stateless",
+    "map_using_context_p": "processors.stateless",
+    "filter_using_context_p": "processors.stateless",
+    "flat_map_using_context_p": "processors.stateless",
+    "aggregate_p": "processors.aggregating",
+    "accumulate_p": "processors.aggregating",
+    "combine_p": "processors.aggregating",
+    "aggregate_by_key_p": "processors.aggregating",
+    "accumulate_by_key_p": "processors.aggregating",
+    "combine_by_key_p": "processors.aggregating",
+    "sort_p": "processors.aggregating",
+    "peek_input_p": "processors.diagnostic",
+    "peek_output_p": "processors.diagnostic",
+    "write_logger_p": "processors.diagnostic",
+    "read_map_p": "processors.collections_io",
+    "read_list_p": "processors.collections_io",
+    "write_map_p": "processors.collections_io",
+    "write_list_p": "processors.collections_io",
+    "read_files_p": "processors.files",
+    "write_file_p": "processors.files",
+    "write_buffered_p": "processors.buffered",
+    "SourceBuilder": "processors.builders",
+    "SinkBuilder": "processors.builders",
+    "read_text_p": "processors.spark_text",
+    "write_text_p": "processors.spark_text",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'processors' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from processors.watermark import Watermark
+    from processors.inbox import Inbox
+    from processors.outbox import Outbox
+    from processors.context import Context
+    from processors.context_factory import ContextFactory
+    from processors.processor import Processor, AbstractProcessor, FlatMapper
+    from processors.suppliers import ProcessorSupplier, ProcessorMetaSupplier
+    from processors.traverser import Traverser, traverse_iterable, traverse_items, lazy, empty
+    from processors.functions import whole_item, entry_key, entry_value, entry
+    from processors.testing import verify_processor, SAME_ITEMS_ANY_ORDER
+    from processors.aggregate import AggregateOperation
+    from processors.aggregations import counting, summing, averaging, min_by, max_by, to_list, to_set, to_map, all_of, mapping, reducing, pick_any, sorting, concatenating, grouping_by, top_n, bottom_n
+    from processors.stateless import noop_p, map_p, filter_p, flat_map_p, map_using_context_p, filter_using_context_p, flat_map_using_context_p
+    from processors.aggregating import aggregate_p, accumulate_p, combine_p, aggregate_by_key_p, accumulate_by_key_p, combine_by_key_p, sort_p
+    from processors.diagnostic import peek_input_p, peek_output_p, write_logger_p
+    from processors.collections_io import read_map_p, read_list_p, write_map_p, write_list_p
+    from processors.files import read_files_p, write_file_p
+    from processors.buffered import write_buffered_p
+    from processors.builders import SourceBuilder, SinkBuilder
+    from processors.spark_text import read_text_p, write_text_p
