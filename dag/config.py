@@ -1,0 +1,75 @@
+"""Configuration of the engine and of one job: frozen pydantic models, unknown fields rejected.
+
+``EngineConfig`` says where and how jobs run (Spark master, members, parallelism, the planner's optimisations);
+``JobConfig`` names one job and carries Jet's processing-guarantee settings. Fields left ``None`` mean
+"use the default", which the engine works out when it starts (see each field).
+
+>>> EngineConfig(master="local[2]", members=2).members
+2
+>>> JobConfig(name="word-count").processing_guarantee
+<ProcessingGuarantee.NONE: 'NONE'>
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["EngineConfig", "JobConfig", "ProcessingGuarantee"]
+
+
+class ProcessingGuarantee(str, Enum):
+    """Jet's processing guarantees. Batch jobs on Spark always behave as ``NONE`` (nothing is snapshotted);
+    the value is passed on to processors through ``Context.processing_guarantee``."""
+
+    NONE = "NONE"
+    AT_LEAST_ONCE = "AT_LEAST_ONCE"
+    EXACTLY_ONCE = "EXACTLY_ONCE"
+
+
+class EngineConfig(BaseModel):
+    """How an :class:`~dag.runtime.engine.Engine` runs jobs.
+
+    >>> EngineConfig(spark_conf={"spark.ui.enabled": "false"}).partition_count
+    271
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    master: str = Field("local[*]", description="Spark master URL: local[*], local[2], local-cluster[2,1,1024], "
+                                                "spark://host:7077, yarn, ... Ignored when the engine borrows a session.")
+    app_name: str = Field("jetspark", description="Spark application name (shown in the Spark UI).")
+    members: int | None = Field(None, gt=0, description="Logical cluster members M. A vertex with local parallelism L "
+                                "has L*M processors; processor g belongs to member g // L. None: 1 in local mode, the "
+                                "number of executors on a cluster.")
+    default_local_parallelism: int | None = Field(None, gt=0, description="Local parallelism of vertices that set "
+                                                  "none. None: Spark's default parallelism // members (at least 1).")
+    partition_count: int = Field(271, gt=0, description="Number of partitions of partitioned edges (Jet's 271); the "
+                                 "partition p of a key goes to processor p mod (L*M) (distributed) or p mod L (local).")
+    spark_conf: dict[str, str] = Field(default_factory=dict, description="Extra Spark settings for a session the "
+                                       "engine creates; they win over the engine's own defaults.")
+    progress: bool = Field(False, description="Show a progress line per Spark stage on the terminal (stderr).")
+    fuse_narrow_edges: bool = Field(True, description="Run chains of narrow (equal-parallelism unicast/isolated) "
+                                    "edges in one Spark task with no serialization between processors.")
+    pre_aggregate: bool = Field(True, description="Combine by key on the sending side of a partitioned edge into "
+                                "accumulate/aggregate/combine_by_key_p (as Spark's reduceByKey does).")
+    fuse_accumulate: bool = Field(True, description="Run the accumulate vertex of X -> local partitioned -> "
+                                  "accumulate_by_key_p -> distributed partitioned -> combine_by_key_p inside X's "
+                                  "task, making the pattern one map-side-combining shuffle.")
+
+
+class JobConfig(BaseModel):
+    """Settings of one job (Jet's ``JobConfig``).
+
+    >>> JobConfig().snapshot_interval_ms
+    10000
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str | None = Field(None, description="Job name; None: the engine names it job-<id>. Names must be unique "
+                             "among the engine's jobs.")
+    processing_guarantee: ProcessingGuarantee = Field(ProcessingGuarantee.NONE, description="Passed to processors "
+                                                      "via their Context; batch jobs on Spark take no snapshots.")
+    snapshot_interval_ms: int = Field(10000, ge=0, description="Jet's snapshot interval (unused by batch jobs).")
