@@ -1,0 +1,374 @@
+"""The Processor API: ``Processor`` (the interface), ``AbstractProcessor`` (the convenient base class),
+``FlatMapper`` and ``BatchTransform`` (the fast path of the stateless built-ins).
+
+Lifecycle (Jet's; see ``processors/driver.py``): ``is_cooperative()`` any time, ``init(outbox, context)``
+once, [``restore_from_snapshot(inbox)``* then ``finish_snapshot_restore()`` until True], then
+``process(ordinal, inbox)`` for every inbound batch (edges consumed in ascending priority),
+``try_process()`` after each batch, ``complete_edge(ordinal)`` when an edge is exhausted, ``complete()``
+until True and finally ``close()``, always. Every boolean method returning False is called again before
+any other processing method.
+
+Defaults (``Processor``):
+
+=============================  =======================================================================
+``is_cooperative()``           True
+``init(outbox, context)``      no-op
+``process(ordinal, inbox)``    raises ``NotImplementedError("Missing implementation in <class>...")``
+``try_process_watermark(wm)``  True (the plain interface holds no outbox, so it cannot forward the
+                               watermark; ``AbstractProcessor`` forwards it with ``try_emit``)
+``try_process()``              True
+``complete_edge(ordinal)``     True
+``complete()``                 True
+``save_to_snapshot()``         True
+``restore_from_snapshot(i)``   raises ``ProcessorContractError`` (the processor saved state it cannot restore)
+``finish_snapshot_restore()``  True
+``close()``                    no-op
+=============================  =======================================================================
+
+``Processor`` holds no state, so a subclass with its own ``__init__`` that never calls
+``super().__init__()`` is valid. ``AbstractProcessor`` keeps its fields as class-level defaults for the
+same reason, though its subclasses should call ``super().__init__()``.
+
+``AbstractProcessor.init(outbox, context)`` stores the outbox, context and logger and then calls the hook
+``init_processor(context)`` (Jet's protected ``init(Context)``): override the hook, not ``init``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable, Sequence
+
+from dag.errors import ProcessorContractError
+from processors.inbox import Inbox
+from processors.traverser import Traverser, to_traverser
+
+__all__ = ["Processor", "AbstractProcessor", "FlatMapper", "BatchTransform"]
+
+
+def _class_name(obj: Any) -> str:
+    return type(obj).__qualname__
+
+
+class Processor:
+    """The interface every processor implements; all methods have Jet's defaults (see the module docstring).
+
+    >>> class Doubler(Processor):
+    ...     def init(self, outbox, context): self.outbox = outbox
+    ...     def process(self, ordinal, inbox):
+    ...         while not inbox.is_empty() and self.outbox.offer(inbox.peek() * 2):
+    ...             inbox.remove()
+    """
+
+    def is_cooperative(self) -> bool:
+        """True when every call returns quickly and never blocks (the default)."""
+        return True
+
+    def init(self, outbox: Any, context: Any) -> None:
+        """Called once before any processing method with the processor's ``Outbox`` and ``Context``."""
+
+    def process(self, ordinal: int, inbox: Inbox) -> None:
+        """Process items of the inbound edge ``ordinal``; remove each item once it is fully processed."""
+        raise NotImplementedError(
+            f"Missing implementation in {_class_name(self)}: it received items on inbound ordinal {ordinal}; "
+            "override process(ordinal, inbox) (or, with AbstractProcessor, try_process0(item)/try_process_any)"
+        )
+
+    def try_process_watermark(self, watermark: Any) -> bool:
+        """Handle a watermark; True when done (the default: True, i.e. the watermark is swallowed)."""
+        return True
+
+    def try_process(self) -> bool:
+        """Called after each inbound batch was processed; False to be called again (default True)."""
+        return True
+
+    def complete_edge(self, ordinal: int) -> bool:
+        """The inbound edge ``ordinal`` is exhausted; False to be called again (default True)."""
+        return True
+
+    def complete(self) -> bool:
+        """All inbound edges are exhausted: emit final results; False to be called again (default True)."""
+        return True
+
+    def save_to_snapshot(self) -> bool:
+        """Offer the state with ``outbox.offer_to_snapshot``; False to be called again (default True)."""
+        return True
+
+    def restore_from_snapshot(self, inbox: Inbox) -> None:
+        """Restore state from the ``(key, value)`` entries in ``inbox``; remove each entry restored."""
+        raise ProcessorContractError(
+            f"Processor {_class_name(self)} does not override restore_from_snapshot(inbox), but the snapshot "
+            "being restored holds entries for it: implement restore_from_snapshot (AbstractProcessor: "
+            "restore_from_snapshot_entry(key, value)) or do not save state in save_to_snapshot"
+        )
+
+    def finish_snapshot_restore(self) -> bool:
+        """All snapshot entries were restored; False to be called again (default True)."""
+        return True
+
+    def close(self) -> None:
+        """Release resources; always called last, also after a failure or when ``init`` never ran."""
+
+
+class AbstractProcessor(Processor):
+    """A ``Processor`` base with item-at-a-time receiving and safe emitting helpers (Jet's ``AbstractProcessor``).
+
+    Override ``try_process0(item)`` .. ``try_process4(item)`` or the catch-all ``try_process_any(ordinal, item)``;
+    return False to be called again with the same item (e.g. after ``try_emit`` returned False).
+
+    >>> class Splitter(AbstractProcessor):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.words = self.flat_mapper(str.split)
+    ...     def try_process0(self, item):
+    ...         return self.words.try_process(item)
+    """
+
+    _outbox: Any = None
+    _context: Any = None
+    _logger: logging.Logger | None = None
+    _pending_item: Any = None
+    _pending_snapshot_entry: Any = None
+
+    def __init__(self) -> None:
+        pass
+
+    # ------------------------------------------------------------------ lifecycle
+    def init(self, outbox: Any, context: Any) -> None:
+        """Store ``outbox``, ``context`` and its logger, then call ``init_processor(context)``. Do not override."""
+        self._outbox = outbox
+        self._context = context
+        self._logger = getattr(context, "logger", None)
+        self.init_processor(context)
+
+    def init_processor(self, context: Any) -> None:
+        """Hook for initialisation needing the context (Jet's protected ``init(Context)``); default no-op."""
+
+    @property
+    def outbox(self) -> Any:
+        """The outbox given to ``init``."""
+        return self._outbox
+
+    @property
+    def context(self) -> Any:
+        """The context given to ``init``."""
+        return self._context
+
+    @property
+    def logger(self) -> logging.Logger:
+        """The processor's logger (from the context)."""
+        if self._logger is None:
+            self._logger = logging.getLogger(f"jetspark.{_class_name(self)}")
+        return self._logger
+
+    # ------------------------------------------------------------------ receiving
+    def process(self, ordinal: int, inbox: Inbox) -> None:
+        """Feed the items one at a time to ``try_processN`` (ordinals 0..4) or ``try_process_any``, removing
+        each item only when the call returned True. Do not override; implement the ``try_process*`` methods.
+        """
+        if ordinal == 0:
+            fn = self.try_process0
+        elif ordinal == 1:
+            fn = self.try_process1
+        elif ordinal == 2:
+            fn = self.try_process2
+        elif ordinal == 3:
+            fn = self.try_process3
+        elif ordinal == 4:
+            fn = self.try_process4
+        else:
+
+            def fn(item: Any) -> bool:
+                return self.try_process_any(ordinal, item)
+
+        items = inbox._items if type(inbox) is Inbox else None
+        if items is not None:
+            popleft = items.popleft
+            while items:
+                if not fn(items[0]):
+                    return
+                popleft()
+        else:
+            while not inbox.is_empty():
+                if not fn(inbox.peek()):
+                    return
+                inbox.remove()
+
+    def try_process0(self, item: Any) -> bool:
+        """Process an item of inbound ordinal 0; default delegates to ``try_process_any(0, item)``."""
+        return self.try_process_any(0, item)
+
+    def try_process1(self, item: Any) -> bool:
+        """Process an item of inbound ordinal 1; default delegates to ``try_process_any(1, item)``."""
+        return self.try_process_any(1, item)
+
+    def try_process2(self, item: Any) -> bool:
+        """Process an item of inbound ordinal 2; default delegates to ``try_process_any(2, item)``."""
+        return self.try_process_any(2, item)
+
+    def try_process3(self, item: Any) -> bool:
+        """Process an item of inbound ordinal 3; default delegates to ``try_process_any(3, item)``."""
+        return self.try_process_any(3, item)
+
+    def try_process4(self, item: Any) -> bool:
+        """Process an item of inbound ordinal 4; default delegates to ``try_process_any(4, item)``."""
+        return self.try_process_any(4, item)
+
+    def try_process_any(self, ordinal: int, item: Any) -> bool:
+        """Process an item of any inbound ordinal (Jet's ``tryProcess(ordinal, item)``); True when done."""
+        raise NotImplementedError(
+            f"Missing implementation in {_class_name(self)}: it received an item on inbound ordinal {ordinal}; "
+            f"override try_process{ordinal if ordinal <= 4 else 'N'}(item) or try_process_any(ordinal, item)"
+        )
+
+    def try_process_watermark(self, watermark: Any) -> bool:
+        """Forward the watermark to every outbound edge (``try_emit(watermark)``)."""
+        return self.try_emit(watermark)
+
+    # ------------------------------------------------------------------ emitting
+    def try_emit(self, item: Any, ordinal: int | Sequence[int] = -1) -> bool:
+        """Offer ``item`` to ``ordinal`` (-1 = all outbound edges, or a list); False: return and retry later."""
+        return self._outbox.offer(item, ordinal)
+
+    def emit_from_traverser(self, traverser: Any, ordinal: int | Sequence[int] = -1) -> bool:
+        """Emit the traverser's items until it returns ``None`` (True) or the outbox refuses one (False; the
+        refused item is kept and emitted first on the next call). Accepts a ``Traverser`` or an iterable.
+        """
+        next_ = traverser.next if isinstance(traverser, Traverser) else to_traverser(traverser).next
+        offer = self._outbox.offer
+        item = self._pending_item
+        if item is None:
+            item = next_()
+        else:
+            self._pending_item = None
+        while item is not None:
+            if not offer(item, ordinal):
+                self._pending_item = item
+                return False
+            item = next_()
+        return True
+
+    def flat_mapper(self, fn: Callable[[Any], Any], ordinal: int | Sequence[int] = -1) -> "FlatMapper":
+        """A ``FlatMapper`` emitting ``fn(item)`` (a traverser or an iterable) for each item to ``ordinal``."""
+        return FlatMapper(self, fn, ordinal)
+
+    def try_emit_to_snapshot(self, key: Any, value: Any) -> bool:
+        """Offer the entry ``(key, value)`` to the snapshot; use from ``save_to_snapshot``."""
+        return self._outbox.offer_to_snapshot(key, value)
+
+    def emit_from_traverser_to_snapshot(self, traverser: Any) -> bool:
+        """Emit ``(key, value)`` entries from the traverser to the snapshot; True when it is exhausted."""
+        next_ = traverser.next if isinstance(traverser, Traverser) else to_traverser(traverser).next
+        offer = self._outbox.offer_to_snapshot
+        entry = self._pending_snapshot_entry
+        if entry is None:
+            entry = next_()
+        else:
+            self._pending_snapshot_entry = None
+        while entry is not None:
+            if not offer(entry[0], entry[1]):
+                self._pending_snapshot_entry = entry
+                return False
+            entry = next_()
+        return True
+
+    # ------------------------------------------------------------------ snapshot restore
+    def restore_from_snapshot(self, inbox: Inbox) -> None:
+        """Pass each ``(key, value)`` entry to ``restore_from_snapshot_entry``. Do not override."""
+        while not inbox.is_empty():
+            key, value = inbox.poll()
+            self.restore_from_snapshot_entry(key, value)
+
+    def restore_from_snapshot_entry(self, key: Any, value: Any) -> None:
+        """Restore one snapshot entry (Jet's ``restoreFromSnapshot(key, value)``)."""
+        raise ProcessorContractError(
+            f"Processor {_class_name(self)} does not override restore_from_snapshot_entry(key, value), but the "
+            "snapshot being restored holds entries for it"
+        )
+
+
+class FlatMapper:
+    """Emits, for each input item, all items of ``fn(item)`` (Jet's ``AbstractProcessor.FlatMapper``).
+
+    ``try_process(item)`` returns True once everything for ``item`` was emitted; on False call it again with the
+    same item: ``fn`` is not re-applied, emission resumes where the outbox refused.
+    """
+
+    __slots__ = ("_processor", "_fn", "_ordinal", "_next", "_pending")
+
+    def __init__(self, processor: AbstractProcessor, fn: Callable[[Any], Any], ordinal: int | Sequence[int] = -1):
+        self._processor = processor
+        self._fn = fn
+        self._ordinal = ordinal
+        self._next: Callable[[], Any] | None = None
+        self._pending: Any = None
+
+    def try_process(self, item: Any) -> bool:
+        """Emit the outputs of ``fn(item)``; True when all were emitted."""
+        next_ = self._next
+        if next_ is None:
+            next_ = self._next = to_traverser(self._fn(item)).next
+        offer = self._processor._outbox.offer
+        ordinal = self._ordinal
+        out = self._pending
+        if out is None:
+            out = next_()
+        else:
+            self._pending = None
+        while out is not None:
+            if not offer(out, ordinal):
+                self._pending = out
+                return False
+            out = next_()
+        self._next = None
+        return True
+
+
+class BatchTransform(Processor):
+    """A stateless one-input processor defined by ``transform_batch(items) -> list`` (the fast path).
+
+    Output goes to every outbound edge. The driver calls ``transform_batch`` directly on whole inbound
+    batches; ``process`` is a correct bounded-outbox implementation for everyone else (e.g.
+    ``verify_processor``): it transforms the head item, emits its outputs and removes the item only when all
+    were accepted. ``map_p``, ``filter_p``, ``flat_map_p`` (and the ``*_using_context_p`` variants, which create
+    their context object in ``init``) are tiny subclasses.
+
+    >>> class Upper(BatchTransform):
+    ...     def transform_batch(self, items):
+    ...         return [s.upper() for s in items]
+    >>> Upper().transform_batch(["a", "b"])
+    ['A', 'B']
+    """
+
+    _outbox: Any = None
+    _pending: list | None = None
+    _position: int = 0
+
+    def transform_batch(self, items: list) -> list:
+        """Return the outputs for ``items`` (never ``None`` items); must not keep state between calls."""
+        raise NotImplementedError(f"Missing implementation in {_class_name(self)}: override transform_batch(items)")
+
+    def init(self, outbox: Any, context: Any) -> None:
+        """Store the outbox (subclasses overriding ``init`` must call ``super().init(outbox, context)``)."""
+        self._outbox = outbox
+
+    def process(self, ordinal: int, inbox: Inbox) -> None:
+        """Transform and emit item by item, keeping the head item until all its outputs were accepted."""
+        offer = self._outbox.offer
+        while True:
+            pending = self._pending
+            if pending is None:
+                if inbox.is_empty():
+                    return
+                pending = self._pending = self.transform_batch([inbox.peek()])
+                self._position = 0
+            position = self._position
+            for position in range(position, len(pending)):
+                if not offer(pending[position]):
+                    self._position = position
+                    return
+            self._pending = None
+            inbox.remove()
+
+    def try_process_watermark(self, watermark: Any) -> bool:
+        """Forward the watermark to every outbound edge."""
+        return self._outbox.offer(watermark)
