@@ -1,0 +1,449 @@
+"""``SourceBuilder`` and ``SinkBuilder``: custom connectors from a few plain functions (Jet's pipeline
+builders, offered on the Core API).
+
+A builder collects the user's functions; ``build()`` returns a :class:`ProcessorMetaSupplier` subclass
+(:class:`BatchSource`, :class:`BuiltSink`) that carries the builder's ``name``, so it goes straight into
+``dag.new_vertex(built.name, built)``.
+
+Sources (Jet's ``ConvenientSourceP``):
+
+- The processor is non-cooperative. ``init`` calls ``state = create_fn(context)``; ``complete()`` calls
+  ``fill_buffer_fn(state, buffer)`` once when everything filled before has been emitted, then emits the
+  buffer, honouring a full outbox; it returns True once the buffer is closed and fully emitted.
+  ``close()`` (always called, also when the job fails) calls ``destroy_fn(state)`` if ``create_fn`` returned.
+- Parallelism: without ``distributed(n)`` the source runs as one processor in the whole job
+  (``ProcessorMetaSupplier.force_total_parallelism_one``); with ``distributed(n)`` it prefers ``n``
+  processors per member and ``create_fn`` sees every global processor index ``0 .. total - 1`` exactly once.
+- Snapshots (optional, both functions together): ``save_to_snapshot`` first emits what is pending, then
+  saves ``create_snapshot_fn(state)`` (unless the buffer is closed or the state is ``None``) under a key
+  naming the processor; on restore each processor collects every saved state it receives and calls
+  ``restore_snapshot_fn(state, states)`` once, in ``finish_snapshot_restore``.
+- Streaming: ``SourceBuilder.stream`` and ``SourceBuilder.timestamped_stream`` exist so code written for Jet
+  reads the same, but they raise a :class:`DagError` until the streaming runtime lands (a batch job would
+  otherwise never finish). The source builder classes share :class:`_SourceBuilderBase` and the buffer
+  knows whether it belongs to a batch source, so stream builders slot in without changing this API.
+
+Sinks: ``SinkBuilder.sink_builder(name, create_fn)`` builds ``write_buffered_p`` (see ``processors.buffered``)
+with ``preferred_local_parallelism`` (default 1): ``receive_fn(state, item)`` per item, ``flush_fn(state)``
+after every inbox batch, ``destroy_fn(state)`` on close.
+
+>>> def fill(numbers, buf):
+...     for n in numbers:
+...         buf.add(n)
+...     buf.close()
+>>> numbers = SourceBuilder.batch("numbers", lambda ctx: range(3)).fill_buffer_fn(fill).build()
+>>> numbers.name
+'numbers'
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+from dag.errors import DagError, DagValidationError, ProcessorContractError
+from processors.buffered import _require_callable, write_buffered_p
+from processors.processor import Processor
+from processors.suppliers import ProcessorMetaSupplier
+
+__all__ = ["SourceBuilder", "SinkBuilder", "SourceBuffer", "BatchSource", "BuiltSink", "ConvenientSourceP"]
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Sources
+# ----------------------------------------------------------------------------------------------------------
+
+
+class SourceBuffer:
+    """The buffer ``fill_buffer_fn(state, buffer)`` fills: ``add(item)``, ``len(buffer)``, ``close()``.
+
+    >>> buf = SourceBuffer("src")
+    >>> buf.add("a"); buf.add("b"); len(buf)
+    2
+    >>> buf.close(); buf.is_closed()
+    True
+    """
+
+    __slots__ = ("_source", "_items", "_closed", "_batch")
+
+    def __init__(self, source_name: str, batch: bool = True):
+        self._source = source_name
+        self._items: list = []
+        self._closed = False
+        self._batch = batch
+
+    def add(self, item: Any) -> None:
+        """Add one item to emit. Items must not be ``None``; nothing may be added after :meth:`close`."""
+        if self._closed:
+            raise ProcessorContractError(
+                f"SourceBuffer.add() of source '{self._source}' called after close(): the buffer is closed, "
+                "can't add more items; call buf.close() only after the last add()"
+            )
+        if item is None:
+            raise ProcessorContractError(
+                f"SourceBuffer.add(None) in fill_buffer_fn of source '{self._source}': items must not be None; "
+                "skip the value or wrap it"
+            )
+        self._items.append(item)
+
+    def size(self) -> int:
+        """How many items the buffer holds (same as ``len(buffer)``)."""
+        return len(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def close(self) -> None:
+        """Mark the end of the data of a batch source; the items already added are still emitted."""
+        if not self._batch:
+            raise ProcessorContractError(
+                f"source '{self._source}': a streaming source must not close the buffer, only a batch source can"
+            )
+        self._closed = True
+
+    def is_closed(self) -> bool:
+        """True after :meth:`close`."""
+        return self._closed
+
+    def _take(self) -> list:
+        items, self._items = self._items, []
+        return items
+
+
+class ConvenientSourceP(Processor):
+    """The processor of a :class:`SourceBuilder` source (see the module docstring for the protocol)."""
+
+    _NOTHING: list = []
+
+    def __init__(self, name, create_fn, fill_buffer_fn, destroy_fn, create_snapshot_fn, restore_snapshot_fn):
+        self._name = name
+        self._create_fn = create_fn
+        self._fill_buffer_fn = fill_buffer_fn
+        self._destroy_fn = destroy_fn
+        self._create_snapshot_fn = create_snapshot_fn
+        self._restore_snapshot_fn = restore_snapshot_fn
+        self._outbox = None
+        self._state = None
+        self._created = False
+        self._buffer = SourceBuffer(name)
+        self._pending: list = self._NOTHING
+        self._pos = 0
+        self._snapshot_key: tuple | None = None
+        self._snapshot_entry: tuple | None = None
+        self._restored: list | None = None
+
+    def is_cooperative(self) -> bool:
+        return False
+
+    def init(self, outbox, context) -> None:
+        self._outbox = outbox
+        self._snapshot_key = ("SourceBuilder", self._name, context.global_processor_index)
+        self._state = self._create_fn(context)
+        self._created = True
+
+    def complete(self) -> bool:
+        if self._pos >= len(self._pending):
+            if self._buffer._closed:
+                return True
+            self._fill_buffer_fn(self._state, self._buffer)
+            self._pending = self._buffer._take()
+            self._pos = 0
+        return self._emit_pending() and self._buffer._closed
+
+    def _emit_pending(self) -> bool:
+        """Offer the pending items from ``_pos`` on; True when all went out."""
+        items, pos, offer = self._pending, self._pos, self._outbox.offer
+        n = len(items)
+        while pos < n:
+            if not offer(items[pos]):
+                self._pos = pos
+                return False
+            pos += 1
+        self._pending, self._pos = self._NOTHING, 0
+        return True
+
+    def save_to_snapshot(self) -> bool:
+        if self._create_snapshot_fn is None or not self._emit_pending():
+            return self._create_snapshot_fn is None
+        if self._snapshot_entry is None:
+            if self._buffer._closed:
+                return True
+            saved = self._create_snapshot_fn(self._state)
+            if saved is None:
+                return True
+            self._snapshot_entry = (self._snapshot_key, saved)
+        if not self._outbox.offer_to_snapshot(*self._snapshot_entry):
+            return False
+        self._snapshot_entry = None
+        return True
+
+    def restore_from_snapshot(self, inbox) -> None:
+        if self._restore_snapshot_fn is None:
+            raise ProcessorContractError(
+                f"source '{self._name}' received snapshot state but has no restore_snapshot_fn; "
+                "set it with .restore_snapshot_fn(fn) on the builder"
+            )
+        if self._restored is None:
+            self._restored = []
+        self._restored.extend(value for _key, value in inbox.take_all())
+
+    def finish_snapshot_restore(self) -> bool:
+        if self._restored:
+            self._restore_snapshot_fn(self._state, self._restored)
+        self._restored = None
+        return True
+
+    def close(self) -> None:
+        if self._created and self._destroy_fn is not None:
+            self._created = False
+            self._destroy_fn(self._state)
+
+
+class _SourceBuilderBase:
+    """Settings shared by every kind of source builder; the kind's ``build()`` assembles the processor."""
+
+    _kind = "source"
+
+    def __init__(self, name: str, create_fn: Callable[[Any], Any]):
+        if not isinstance(name, str) or not name:
+            raise DagValidationError(f"SourceBuilder: the source name must be a non-empty str, got {name!r}")
+        _require_callable(f"SourceBuilder '{name}'", "create_fn", create_fn)
+        self._name = name
+        self._create_fn = create_fn
+        self._fill_buffer_fn: Callable | None = None
+        self._destroy_fn: Callable | None = None
+        self._create_snapshot_fn: Callable | None = None
+        self._restore_snapshot_fn: Callable | None = None
+        self._local_parallelism: int | None = None
+
+    @property
+    def name(self) -> str:
+        """The source's name, the vertex name to use."""
+        return self._name
+
+    def fill_buffer_fn(self, fn: Callable[[Any, SourceBuffer], Any]):
+        """Required. ``fn(state, buffer)`` adds the next items with ``buffer.add(item)`` (ideally ~100 per call);
+        a batch source calls ``buffer.close()`` at the end of its data. Returns the builder."""
+        _require_callable(self._owner(), "fill_buffer_fn", fn)
+        self._fill_buffer_fn = fn
+        return self
+
+    def destroy_fn(self, fn: Callable[[Any], Any]):
+        """Optional. ``fn(state)`` releases the state's resources; runs when the processor closes, also after a
+        failure, if ``create_fn`` returned. Returns the builder."""
+        _require_callable(self._owner(), "destroy_fn", fn)
+        self._destroy_fn = fn
+        return self
+
+    def distributed(self, local_parallelism: int):
+        """Run ``local_parallelism`` processors on every member instead of one in the whole job; each one's
+        ``create_fn`` gets its own ``context.global_processor_index``. Must be >= 1. Returns the builder."""
+        if isinstance(local_parallelism, bool) or not isinstance(local_parallelism, int) or local_parallelism < 1:
+            raise DagValidationError(
+                f"{self._owner()}: distributed({local_parallelism!r}): the preferred local parallelism must be "
+                "an int >= 1; omit distributed() for a single processor in the whole job"
+            )
+        self._local_parallelism = local_parallelism
+        return self
+
+    def create_snapshot_fn(self, fn: Callable[[Any], Any]):
+        """``fn(state)`` returns a picklable object holding what ``restore_snapshot_fn`` needs (``None`` saves
+        nothing). Set together with :meth:`restore_snapshot_fn`. Returns the builder."""
+        _require_callable(self._owner(), "create_snapshot_fn", fn)
+        self._create_snapshot_fn = fn
+        return self
+
+    def restore_snapshot_fn(self, fn: Callable[[Any, list], Any]):
+        """``fn(state, saved_states)`` applies the saved states (the list holds the objects every processor
+        saved, so a distributed source must pick its own part). Returns the builder."""
+        _require_callable(self._owner(), "restore_snapshot_fn", fn)
+        self._restore_snapshot_fn = fn
+        return self
+
+    def _owner(self) -> str:
+        return f"SourceBuilder.{self._kind}('{self._name}')"
+
+    def _checked_processor_factory(self) -> Callable[[], ConvenientSourceP]:
+        if self._fill_buffer_fn is None:
+            raise DagValidationError(f"{self._owner()}.build(): fill_buffer_fn must be set; call .fill_buffer_fn(fn)")
+        if (self._create_snapshot_fn is None) != (self._restore_snapshot_fn is None):
+            given, missing = (
+                ("create_snapshot_fn", "restore_snapshot_fn")
+                if self._restore_snapshot_fn is None
+                else ("restore_snapshot_fn", "create_snapshot_fn")
+            )
+            raise DagValidationError(f"{self._owner()}.build(): {given} is set but {missing} is not; set both or neither")
+        return functools.partial(
+            ConvenientSourceP,
+            self._name,
+            self._create_fn,
+            self._fill_buffer_fn,
+            self._destroy_fn,
+            self._create_snapshot_fn,
+            self._restore_snapshot_fn,
+        )
+
+
+class BatchSourceBuilder(_SourceBuilderBase):
+    """Builder of a bounded source, made by :meth:`SourceBuilder.batch`."""
+
+    _kind = "batch"
+
+    def build(self) -> "BatchSource":
+        """The source as a :class:`BatchSource` (a ``ProcessorMetaSupplier`` with ``.name``)."""
+        factory = self._checked_processor_factory()
+        if self._local_parallelism is None:
+            inner = ProcessorMetaSupplier.force_total_parallelism_one(factory)
+        else:
+            inner = ProcessorMetaSupplier.of(factory, preferred_local_parallelism=self._local_parallelism)
+        return BatchSource(self._name, inner)
+
+
+class SourceBuilder:
+    """Entry points of the source builders (Jet's ``SourceBuilder``).
+
+    >>> src = (SourceBuilder.batch("lines", lambda ctx: open("input.txt"))
+    ...        .fill_buffer_fn(fill)            # adds up to 128 lines, closes at EOF
+    ...        .destroy_fn(lambda f: f.close())
+    ...        .build())                        # doctest: +SKIP
+    >>> dag.new_vertex(src.name, src)           # doctest: +SKIP
+    """
+
+    @staticmethod
+    def batch(name: str, create_fn: Callable[[Any], Any]) -> BatchSourceBuilder:
+        """A bounded source: ``create_fn(context)`` makes the state, ``fill_buffer_fn`` fills the buffer and
+        closes it at the end of the data."""
+        return BatchSourceBuilder(name, create_fn)
+
+    @staticmethod
+    def stream(name: str, create_fn: Callable[[Any], Any]):
+        """An unbounded source. Not available yet: it comes with the streaming runtime."""
+        raise _streaming_not_available("stream", name)
+
+    @staticmethod
+    def timestamped_stream(name: str, create_fn: Callable[[Any], Any]):
+        """An unbounded source with event timestamps. Not available yet: it comes with the streaming runtime."""
+        raise _streaming_not_available("timestamped_stream", name)
+
+
+def _streaming_not_available(method: str, name: str) -> DagError:
+    return DagError(
+        f"SourceBuilder.{method}('{name}'): streaming sources come with the streaming runtime, which jetspark "
+        "does not have yet (jobs are batch jobs); use SourceBuilder.batch() and close the buffer at the end "
+        "of the data"
+    )
+
+
+class _NamedMetaSupplier(ProcessorMetaSupplier):
+    """A named ``ProcessorMetaSupplier`` that delegates to the one it wraps."""
+
+    def __init__(self, name: str, inner: ProcessorMetaSupplier):
+        self.name = name
+        self._inner = inner
+
+    def preferred_local_parallelism(self):
+        return self._inner.preferred_local_parallelism()
+
+    def init(self, context) -> None:
+        self._inner.init(context)
+
+    def get(self, member_indices):
+        return self._inner.get(member_indices)
+
+    def close(self, error) -> None:
+        self._inner.close(error)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+class BatchSource(_NamedMetaSupplier):
+    """A built batch source: a ``ProcessorMetaSupplier`` with ``.name``."""
+
+
+class BuiltSink(_NamedMetaSupplier):
+    """A built sink: a ``ProcessorMetaSupplier`` with ``.name``."""
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Sinks
+# ----------------------------------------------------------------------------------------------------------
+
+
+class SinkBuilder:
+    """Builder of a custom sink (Jet's ``SinkBuilder``), made by :meth:`sink_builder`.
+
+    >>> sink = (SinkBuilder.sink_builder("file-sink", lambda ctx: open(f"out.{ctx.global_processor_index}", "w"))
+    ...         .receive_fn(lambda f, item: f.write(f"{item}\\n"))
+    ...         .flush_fn(lambda f: f.flush())
+    ...         .destroy_fn(lambda f: f.close())
+    ...         .preferred_local_parallelism(2)
+    ...         .build())
+    >>> sink.name, sink.preferred_local_parallelism()
+    ('file-sink', 2)
+    """
+
+    def __init__(self, name: str, create_fn: Callable[[Any], Any]):
+        if not isinstance(name, str) or not name:
+            raise DagValidationError(f"SinkBuilder: the sink name must be a non-empty str, got {name!r}")
+        _require_callable(f"SinkBuilder '{name}'", "create_fn", create_fn)
+        self._name = name
+        self._create_fn = create_fn
+        self._receive_fn: Callable | None = None
+        self._flush_fn: Callable | None = None
+        self._destroy_fn: Callable | None = None
+        self._local_parallelism: int | None = 1
+
+    @staticmethod
+    def sink_builder(name: str, create_fn: Callable[[Any], Any]) -> "SinkBuilder":
+        """Start a sink: ``create_fn(context)`` makes the state each processor writes through."""
+        return SinkBuilder(name, create_fn)
+
+    @property
+    def name(self) -> str:
+        """The sink's name, the vertex name to use."""
+        return self._name
+
+    def receive_fn(self, fn: Callable[[Any, Any], Any]) -> "SinkBuilder":
+        """Required. ``fn(state, item)`` takes one item. Returns the builder."""
+        _require_callable(self._owner(), "receive_fn", fn)
+        self._receive_fn = fn
+        return self
+
+    def flush_fn(self, fn: Callable[[Any], Any]) -> "SinkBuilder":
+        """Optional. ``fn(state)`` runs after every inbox batch; after it, the items should be stored.
+        Returns the builder."""
+        _require_callable(self._owner(), "flush_fn", fn)
+        self._flush_fn = fn
+        return self
+
+    def destroy_fn(self, fn: Callable[[Any], Any]) -> "SinkBuilder":
+        """Optional. ``fn(state)`` releases the state's resources when the processor closes (also after a
+        failure). Returns the builder."""
+        _require_callable(self._owner(), "destroy_fn", fn)
+        self._destroy_fn = fn
+        return self
+
+    def preferred_local_parallelism(self, local_parallelism: int | None) -> "SinkBuilder":
+        """Processors per member (default 1); ``None`` (or Jet's -1) leaves it to the engine. Returns the builder."""
+        if local_parallelism == -1:
+            local_parallelism = None
+        if local_parallelism is not None and (
+            isinstance(local_parallelism, bool) or not isinstance(local_parallelism, int) or local_parallelism < 1
+        ):
+            raise DagValidationError(
+                f"{self._owner()}: preferred_local_parallelism({local_parallelism!r}) must be an int >= 1, "
+                "or None for the engine's default"
+            )
+        self._local_parallelism = local_parallelism
+        return self
+
+    def build(self) -> BuiltSink:
+        """The sink as a :class:`BuiltSink` (a ``ProcessorMetaSupplier`` with ``.name``)."""
+        if self._receive_fn is None:
+            raise DagValidationError(f"{self._owner()}.build(): receive_fn must be set; call .receive_fn(fn)")
+        factory = write_buffered_p(self._create_fn, self._receive_fn, self._flush_fn, self._destroy_fn)
+        return BuiltSink(self._name, ProcessorMetaSupplier.of(factory, preferred_local_parallelism=self._local_parallelism))
+
+    def _owner(self) -> str:
+        return f"SinkBuilder.sink_builder('{self._name}')"
