@@ -1,0 +1,310 @@
+"""The TF-IDF inverted index of the Jet manual (section 8.2.3) and a search over it.
+
+::
+
+    stopword-source ─(broadcast, priority -1)──────────────────► tokenize[0]
+    doc-source[0] ══(distributed broadcast)══► doc-count ─(broadcast, priority -1)─► tf-idf[0]
+    doc-source[1] ──► doc-lines ──► tokenize[1] ──(partitioned)──► tf ══(distributed partitioned by word)══► tf-idf[1]
+    tf-idf ──► sink
+
+- ``doc-source`` reads the driver-side map ``docs`` (document id -> file path) and emits every entry on both
+  its outbound edges. ``doc-count`` (one processor per member) sees every entry through the distributed
+  broadcast edge and emits the number of documents D; the local broadcast edge into ``tf-idf`` has priority -1,
+  so ``tf-idf`` knows D before its first TF entry arrives.
+- ``stopword-source`` (one processor) reads the stopword file and emits the set in ``complete()``; it reaches
+  every ``tokenize`` processor before any line does (broadcast, priority -1).
+- ``doc-lines`` (non-cooperative: it does blocking file I/O) emits ``(doc_id, line)``; ``tokenize`` emits
+  ``(doc_id, word)`` for every word that is not a stopword; ``tf`` counts each pair; ``tf-idf`` groups the TF
+  entries by word and replaces each TF with ``tf * (ln D - ln df)``, df being the number of documents that
+  contain the word. The sink writes ``word -> [(doc_id, score), ...]`` to the driver-side map ``index``.
+
+Tokens are those of word count (lower-cased, split on ASCII ``\\W+``); files are read as UTF-8 without BOM.
+
+:func:`search` answers a phrase as the manual describes: stopwords dropped, the documents that contain every
+remaining word, each scored by the sum of the words' TF-IDF scores, best first.
+
+Run it::
+
+    python examples/tf_idf.py --search "the man in the black suit murdered the king"
+    python examples/tf_idf.py --books ../shared/data/books --stopwords ../shared/data/stopwords.txt --interactive
+    jetspark run examples/tf_idf.py --search "madame defarge"
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from dag import DAG
+from edges import Partitioner, between, from_
+from jetspark_cli.spec import JobSpec
+from processors import (
+    AbstractProcessor,
+    ContextFactory,
+    aggregate_by_key_p,
+    aggregate_p,
+    counting,
+    entry,
+    flat_map_using_context_p,
+    lazy,
+    read_map_p,
+    traverse_iterable,
+    whole_item,
+    write_map_p,
+)
+
+HERE = Path(__file__).resolve().parent
+BOOKS = HERE / "data" / "books"
+"""The bundled sample corpus."""
+STOPWORDS = HERE / "data" / "stopwords.txt"
+"""The stopword list of Jet's TF-IDF sample, one word a line."""
+DOCS_MAP = "docs"
+"""Driver-side map read by ``doc-source``: document id -> file path."""
+INDEX_MAP = "index"
+"""Driver-side map written by ``sink``: word -> [(doc_id, tf-idf score), ...]."""
+
+_words = re.compile(r"\w+", re.ASCII).findall
+
+Index = Mapping[str, list[tuple[int, float]]]
+
+
+def document_paths(books: str | Path) -> dict[int, str]:
+    """``{doc_id: path}`` for the files of ``books``; ids are 1.. in sorted file-name order."""
+    directory = Path(books)
+    if not directory.is_dir():
+        raise FileNotFoundError(f"--books {books}: no such directory; give a directory of UTF-8 text files")
+    names = sorted(p.name for p in directory.iterdir() if p.is_file())
+    if not names:
+        raise FileNotFoundError(f"--books {books}: the directory holds no files; give a directory of text files")
+    return {doc_id: str(directory.resolve() / name) for doc_id, name in enumerate(names, start=1)}
+
+
+def read_stopwords(path: str | Path) -> frozenset[str]:
+    """The stopword set: the lines of ``path``."""
+    with open(path, encoding="utf-8-sig") as f:
+        return frozenset(f.read().splitlines())
+
+
+# ----------------------------------------------------------------------------------------------- processors
+
+
+class StopwordsP(AbstractProcessor):
+    """A source of one item, the stopword set read from ``path``, emitted in ``complete()``."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self._path = path
+        self._stopwords: frozenset[str] | None = None
+
+    def complete(self) -> bool:
+        if self._stopwords is None:
+            self._stopwords = read_stopwords(self._path)
+        return self.try_emit(self._stopwords)
+
+
+def doc_lines(_context: None, doc: tuple[int, str]) -> list[tuple[int, str]]:
+    """``(doc_id, line)`` for every line of the document ``(doc_id, path)``."""
+    doc_id, path = doc
+    with open(path, encoding="utf-8-sig") as f:
+        return [(doc_id, line) for line in f.read().splitlines()]
+
+
+class TokenizeP(AbstractProcessor):
+    """Ordinal 0: the stopword set (arrives first). Ordinal 1: ``(doc_id, line)`` -> ``(doc_id, word)`` items."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._stopwords: frozenset[str] = frozenset()
+        self._flat_mapper = self.flat_mapper(self._doc_words)
+
+    def _doc_words(self, item: tuple[int, str]) -> list[tuple[int, str]]:
+        doc_id, line = item
+        stopwords = self._stopwords
+        return [(doc_id, word) for word in _words(line.lower()) if word not in stopwords]
+
+    def try_process0(self, item: frozenset[str]) -> bool:
+        self._stopwords = item
+        return True
+
+    def try_process1(self, item: tuple[int, str]) -> bool:
+        return self._flat_mapper.try_process(item)
+
+
+class TfIdfP(AbstractProcessor):
+    """Ordinal 0: the document count D (arrives first). Ordinal 1: ``((doc_id, word), tf)`` entries.
+
+    Groups the entries by word and, in ``complete()``, emits ``(word, [(doc_id, tf * (ln D - ln df)), ...])``.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._log_doc_count = 0.0
+        self._word_doc_tf: dict[str, list[tuple[int, int]]] = {}
+        self._index = lazy(lambda: traverse_iterable(self._word_doc_tf.items()).map(self._to_index_entry))
+
+    def try_process0(self, item: int) -> bool:
+        self._log_doc_count = math.log(item)
+        return True
+
+    def try_process1(self, item: tuple[tuple[int, str], int]) -> bool:
+        (doc_id, word), tf = item
+        postings = self._word_doc_tf.get(word)
+        if postings is None:
+            self._word_doc_tf[word] = [(doc_id, tf)]
+        else:
+            postings.append((doc_id, tf))
+        return True
+
+    def complete(self) -> bool:
+        return self.emit_from_traverser(self._index)
+
+    def _to_index_entry(self, word_postings: tuple[str, list[tuple[int, int]]]) -> tuple[str, list[tuple[int, float]]]:
+        word, postings = word_postings
+        idf = self._log_doc_count - math.log(len(postings))
+        return entry(word, [(doc_id, tf * idf) for doc_id, tf in postings])
+
+
+def _word_of_tf_entry(item: tuple[tuple[int, str], int]) -> str:
+    return item[0][1]
+
+
+# ------------------------------------------------------------------------------------------------------ DAG
+
+
+def build_dag(stopwords: str | Path = STOPWORDS) -> DAG:
+    """The TF-IDF DAG: reads ``docs`` (doc id -> path) and the stopword file, writes ``index``."""
+    stopwords_path = str(Path(stopwords).resolve())
+    dag = DAG()
+    stopword_source = dag.new_vertex("stopword-source", lambda: StopwordsP(stopwords_path), local_parallelism=1)
+    doc_source = dag.new_vertex("doc-source", read_map_p(DOCS_MAP))
+    doc_count = dag.new_vertex("doc-count", aggregate_p(counting()), local_parallelism=1)
+    lines = dag.new_vertex(
+        "doc-lines",
+        flat_map_using_context_p(ContextFactory.with_create_fn(lambda: None).non_cooperative(), doc_lines),
+    )
+    tokenize = dag.new_vertex("tokenize", TokenizeP)
+    tf = dag.new_vertex("tf", aggregate_by_key_p([whole_item], counting(), entry))
+    tf_idf = dag.new_vertex("tf-idf", TfIdfP)
+    sink = dag.new_vertex("sink", write_map_p(INDEX_MAP))
+    return (
+        dag.edge(between(stopword_source, tokenize).broadcast().priority(-1))
+        .edge(between(doc_source, doc_count).distributed().broadcast())
+        .edge(from_(doc_source, 1).to(lines))
+        .edge(from_(lines).to(tokenize, 1))
+        .edge(between(tokenize, tf).partitioned(whole_item, Partitioner.HASH_CODE))
+        .edge(between(doc_count, tf_idf).broadcast().priority(-1))
+        .edge(from_(tf).to(tf_idf, 1).distributed().partitioned(_word_of_tf_entry, Partitioner.HASH_CODE))
+        .edge(between(tf_idf, sink))
+    )
+
+
+def prepare(engine, books: str | Path = BOOKS) -> None:
+    """Fill ``docs`` with the documents of ``books`` and empty ``index``."""
+    docs = engine.get_map(DOCS_MAP)
+    docs.clear()
+    docs.update(document_paths(books))
+    engine.get_map(INDEX_MAP).clear()
+
+
+def build_index(engine, books: str | Path = BOOKS, stopwords: str | Path = STOPWORDS) -> dict[str, list]:
+    """Run the TF-IDF job with ``engine`` and return the index ``{word: [(doc_id, score), ...]}``."""
+    prepare(engine, books)
+    engine.new_job(build_dag(stopwords)).join()
+    return dict(engine.get_map(INDEX_MAP))
+
+
+# --------------------------------------------------------------------------------------------------- search
+
+
+def search(index: Index, stopwords: frozenset[str], phrase: str) -> list[tuple[int, float]]:
+    """Documents that contain every word of ``phrase`` (stopwords dropped), as ``(doc_id, score)`` pairs,
+    best first (ties: lower id). The score is the sum of the words' TF-IDF scores in the document.
+
+    >>> idx = {"king": [(1, 2.0), (2, 0.5)], "suit": [(2, 1.0), (3, 4.0)]}
+    >>> search(idx, frozenset({"the"}), "The king's suit")
+    [(2, 1.5)]
+    """
+    terms = dict.fromkeys(word for word in _words(phrase.lower()) if word not in stopwords)
+    scores: dict[int, float] | None = None
+    for term in terms:
+        postings = dict(index.get(term, ()))
+        if scores is None:
+            scores = postings
+        else:
+            scores = {doc_id: score + postings[doc_id] for doc_id, score in scores.items() if doc_id in postings}
+        if not scores:
+            return []
+    return sorted((scores or {}).items(), key=lambda e: (-e[1], e[0]))
+
+
+def print_results(results: list[tuple[int, float]], docs: Mapping[int, str], limit: int = 10, out=None) -> None:
+    """Print the best ``limit`` results with their file names."""
+    out = out or sys.stdout
+    if not results:
+        print("  no document contains all the words", file=out)
+    for doc_id, score in results[:limit]:
+        print(f"  {score:12.3f}  {Path(docs[doc_id]).name}", file=out)
+
+
+def interact(index: Index, stopwords: frozenset[str], docs: Mapping[int, str]) -> None:
+    """Read phrases from standard input until end of input or an empty line; print the best documents."""
+    print(f"Inverted index of {len(docs)} documents, {len(index):,} words. Enter a phrase (empty line quits).")
+    for line in iter(lambda: input("search> ") if sys.stdin.isatty() else sys.stdin.readline(), ""):
+        if not line.strip():
+            break
+        print_results(search(index, stopwords, line), docs)
+
+
+def report(engine, stopwords: str | Path = STOPWORDS, phrase: str | None = None, interactive: bool = False) -> None:
+    """Print the index summary, then the results for ``phrase`` and/or the interactive prompt."""
+    index = engine.get_map(INDEX_MAP)
+    docs = dict(engine.get_map(DOCS_MAP))
+    stop = read_stopwords(stopwords)
+    total = math.fsum(score for postings in index.values() for _, score in postings)
+    print(f"Indexed {len(docs)} documents: {len(index):,} words, score sum {total:,.3f}.")
+    if phrase:
+        print(f"Search {phrase!r}:")
+        print_results(search(index, stop, phrase), docs)
+    if interactive:
+        interact(index, stop, docs)
+
+
+def job(
+    books: str = str(BOOKS), stopwords: str = str(STOPWORDS), search: str = "", interactive: bool = False
+) -> JobSpec:
+    """The ``jetspark`` entry point:
+    ``jetspark run examples/tf_idf.py [--books DIR] [--stopwords FILE] [--search PHRASE] [--interactive]``."""
+    phrase = search
+    return JobSpec(
+        build_dag(stopwords),
+        prepare=lambda engine: prepare(engine, books),
+        report=lambda engine, _job: report(engine, stopwords, phrase, interactive),
+        name="tf-idf",
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python examples/tf_idf.py [--books DIR] [--stopwords FILE] [--search PHRASE] [--interactive]``."""
+    parser = argparse.ArgumentParser(description="Build the TF-IDF inverted index of a directory of books and search it.")
+    parser.add_argument("--books", default=str(BOOKS), help="directory of UTF-8 text files (default: the sample)")
+    parser.add_argument("--stopwords", default=str(STOPWORDS), help="stopword file, one word a line")
+    parser.add_argument("--search", default="", metavar="PHRASE", help="print the best documents for PHRASE")
+    parser.add_argument("--interactive", action="store_true", help="then read phrases from the terminal")
+    parser.add_argument("--master", default="local[*]", help="Spark master URL (default: local[*])")
+    parser.add_argument("--progress", action="store_true", help="show a progress line per Spark stage")
+    args = parser.parse_args(argv)
+
+    from dag import Engine, EngineConfig
+
+    with Engine(EngineConfig(master=args.master, progress=args.progress)) as engine:
+        build_index(engine, args.books, args.stopwords)
+        report(engine, args.stopwords, args.search, args.interactive)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,261 @@
+"""The ``jetspark`` command: run, draw and explain Jet-style DAGs.
+
+::
+
+    jetspark run     TARGET [--master URL] [--members N] [--parallelism L] [--progress] [FUNCTION OPTIONS...]
+    jetspark dot     TARGET [--plan] [-o FILE] [FUNCTION OPTIONS...]
+    jetspark explain TARGET [--master URL] [--members N] [--parallelism L] [FUNCTION OPTIONS...]
+    jetspark render  TARGET -o FILE [--format FMT] [--plan] [FUNCTION OPTIONS...]
+
+``TARGET`` is ``MODULE[:FUNCTION]`` or ``PATH.py[:FUNCTION]``; ``FUNCTION`` defaults to ``job`` and returns a
+``DAG`` or a :class:`jetspark_cli.spec.JobSpec` (see :mod:`jetspark_cli.target` for how options reach it).
+``dot``, ``explain`` and ``render`` never run the job; ``explain`` plans it without starting Spark when the
+master is local. Exit status: 0 on success, 1 when the DAG, the target or the job fails, 2 for a bad command
+line, 130 when interrupted. Errors are one paragraph on standard error; ``--traceback`` adds Python's traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from jetspark_cli.target import DEFAULT_FUNCTION, Target, TargetError, parameter_help, resolve
+
+__all__ = ["main"]
+
+_EPILOG = f"""\
+TARGET is MODULE[:FUNCTION] or PATH.py[:FUNCTION]; FUNCTION defaults to `{DEFAULT_FUNCTION}`. It returns a DAG,
+or a jetspark_cli.spec.JobSpec(dag, prepare=fn(engine), report=fn(engine, job)). Options after TARGET that
+the command does not know go to FUNCTION: --books DIR calls {DEFAULT_FUNCTION}(books="DIR"); a bool parameter
+is a flag. `jetspark COMMAND TARGET --help` lists the function's options.
+
+examples:
+  jetspark run examples/word_count.py --top 20
+  jetspark run examples/tf_idf.py --books ../shared/data/books --stopwords ../shared/data/stopwords.txt --search "black suit"
+  jetspark render examples/word_count.py -o out/word_count.svg
+  jetspark explain examples/tf_idf.py --master local[4]
+"""
+
+
+class UsageError(Exception):
+    """A bad command line (exit status 2)."""
+
+
+def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    parser = argparse.ArgumentParser(
+        prog="jetspark",
+        allow_abbrev=False,
+        description="Run, draw and explain Hazelcast-Jet-style DAGs on Apache Spark.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--traceback", action="store_true", help="on failure, also print Python's traceback")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    subs: dict[str, argparse.ArgumentParser] = {}
+
+    def command(name: str, help_: str) -> argparse.ArgumentParser:
+        sub = subs[name] = commands.add_parser(
+            name, help=help_, description=help_, epilog=_EPILOG, add_help=False, allow_abbrev=False,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        sub.add_argument("target", metavar="TARGET", nargs="?", help="MODULE[:FUNCTION] or PATH.py[:FUNCTION]")
+        sub.add_argument("-h", "--help", action="store_true", help="show this help (and the function's options)")
+        return sub
+
+    def engine_options(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("--master", default="local[*]", help="Spark master URL (default: local[*])")
+        sub.add_argument("--members", type=int, help="logical cluster members (default: 1 locally, the executors "
+                                                     "on a cluster)")
+        sub.add_argument("--parallelism", type=int, metavar="L",
+                         help="default local parallelism of vertices (default: Spark's parallelism / members)")
+
+    run = command("run", "Run the job: prepare, run the DAG on Spark, report.")
+    engine_options(run)
+    run.add_argument("--progress", action="store_true", help="show a progress line per Spark stage")
+    run.add_argument("--name", help="job name (default: the JobSpec's name or the function's)")
+
+    dot = command("dot", "Print the DAG in Jet's DOT format (or the physical plan's with --plan).")
+    dot.add_argument("--plan", action="store_true", help="the Spark plan's graph instead of the DAG")
+    dot.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    engine_options(dot)
+
+    explain = command("explain", "Print the Spark plan: stages, vertices with their parallelism, edge lowerings.")
+    engine_options(explain)
+
+    render = command("render", "Draw the DAG (or with --plan the Spark plan) as a picture with graphviz.")
+    render.add_argument("-o", "--output", metavar="FILE", help="picture to write; the format follows the suffix")
+    render.add_argument("--format", help="graphviz format (svg, png, pdf, ...; default: FILE's suffix or svg)")
+    render.add_argument("--plan", action="store_true", help="draw the Spark plan instead of the DAG")
+    engine_options(render)
+    return parser, subs
+
+
+# ----------------------------------------------------------------------------------------------- planning
+
+
+def _local_parallelism(master: str) -> int | None:
+    """Spark's default parallelism for a local master, or None for a cluster master."""
+    if master == "local":
+        return 1
+    match = re.fullmatch(r"local\[(\*|\d+)(?:,\s*\d+)?\]", master)
+    if match:
+        return os.cpu_count() or 1 if match.group(1) == "*" else int(match.group(1))
+    match = re.fullmatch(r"local-cluster\[(\d+),\s*(\d+),\s*\d+\]", master)
+    if match:
+        return int(match.group(1)) * int(match.group(2))
+    return None
+
+
+def _engine_config(args: argparse.Namespace, **extra: Any):
+    from dag.config import EngineConfig
+
+    return EngineConfig(master=args.master, members=args.members, default_local_parallelism=args.parallelism,
+                        **extra)
+
+
+def _plan(args: argparse.Namespace, dag: Any):
+    """Plan ``dag`` without Spark for local masters; otherwise ask an engine on ``--master``."""
+    config = _engine_config(args)
+    spark_parallelism = _local_parallelism(args.master)
+    if spark_parallelism is None and args.parallelism is None:
+        from dag.runtime.engine import Engine
+
+        with Engine(config) as engine:
+            return engine.plan(dag)
+    from dag.planner import plan_dag
+
+    cluster = re.fullmatch(r"local-cluster\[(\d+),.*\]", args.master)
+    members = args.members or (int(cluster.group(1)) if cluster else 1)
+    parallelism = args.parallelism or max(1, (spark_parallelism or 1) // members)
+    return plan_dag(dag, config, members=members, default_parallelism=parallelism)
+
+
+# ----------------------------------------------------------------------------------------------- commands
+
+
+def _write(text: str, output: str | None) -> None:
+    if output:
+        Path(output).parent.mkdir(parents=True, exist_ok=True)
+        Path(output).write_text(text + "\n", encoding="utf-8")
+        print(f"wrote {output}", file=sys.stderr)
+    else:
+        print(text)
+
+
+def _cmd_dot(args: argparse.Namespace, spec: Any) -> None:
+    _write(_plan(args, spec.dag).to_dot() if args.plan else spec.dag.to_dot(), args.output)
+
+
+def _cmd_explain(args: argparse.Namespace, spec: Any) -> None:
+    print(_plan(args, spec.dag).explain())
+
+
+def _cmd_render(args: argparse.Namespace, spec: Any) -> None:
+    if not args.output:
+        raise UsageError("render needs -o FILE (e.g. -o out/dag.svg)")
+    output = Path(args.output)
+    fmt = args.format or output.suffix.lstrip(".") or "svg"
+    output.parent.mkdir(parents=True, exist_ok=True)
+    if args.plan:
+        from dag.graph import GraphvizNotFoundError, INSTALL_HINT
+
+        import graphviz
+
+        try:
+            output.write_bytes(graphviz.pipe("dot", fmt, _plan(args, spec.dag).to_dot().encode("utf-8")))
+        except graphviz.ExecutableNotFound as exc:
+            raise GraphvizNotFoundError(f"render --plan: Graphviz's `dot` program was not found; {INSTALL_HINT}") from exc
+        except ValueError as exc:
+            raise UsageError(f"render: unknown format {fmt!r} ({exc}); use --format svg, png or pdf") from exc
+    else:
+        spec.dag.render(output, format=fmt)
+    print(f"wrote {output}", file=sys.stderr)
+
+
+def _cmd_run(args: argparse.Namespace, spec: Any, target: Target) -> None:
+    from dag.config import JobConfig
+    from dag.runtime.engine import Engine
+
+    name = args.name or spec.name or target.function_name
+    with Engine(_engine_config(args, progress=args.progress)) as engine:
+        if spec.prepare is not None:
+            _call_user(target, "prepare", spec.prepare, engine)
+        started = time.perf_counter()
+        job = engine.new_job(spec.dag, JobConfig(name=name))
+        job.join()
+        elapsed = time.perf_counter() - started
+        if spec.report is not None:
+            _call_user(target, "report", spec.report, engine, job)
+    print(f"job {name!r} completed in {elapsed:.2f} s", file=sys.stderr)
+
+
+def _call_user(target: Target, role: str, fn: Any, *args: Any) -> None:
+    try:
+        fn(*args)
+    except Exception as exc:
+        raise TargetError(f"the {role} function of {target.text} raised {type(exc).__name__}: {exc}") from exc
+
+
+# ----------------------------------------------------------------------------------------------- main
+
+
+def _run_command(sub: argparse.ArgumentParser, args: argparse.Namespace, rest: list[str]) -> None:
+    if args.help:
+        print(sub.format_help())
+        if args.target:
+            print(parameter_help(resolve(args.target)))
+        return
+    if not args.target:
+        raise UsageError(f"{args.command} needs a TARGET (MODULE[:FUNCTION] or PATH.py[:FUNCTION]); "
+                         f"see `jetspark {args.command} --help`")
+    target = resolve(args.target)
+    spec = target.call(rest)
+    if args.command == "run":
+        _cmd_run(args, spec, target)
+    else:
+        {"dot": _cmd_dot, "explain": _cmd_explain, "render": _cmd_render}[args.command](args, spec)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``jetspark`` console script; returns the exit status."""
+    parser, subs = _parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        args, rest = parser.parse_known_args(argv)
+    except SystemExit as exit_:  # argparse already printed its message (or the help)
+        return int(exit_.code or 0)
+    from dag.errors import DagError, JobFailedError
+
+    try:
+        _run_command(subs[args.command], args, rest)
+        return 0
+    except UsageError as exc:
+        return _fail(args, exc, f"jetspark {args.command}: {exc}", 2)
+    except TargetError as exc:
+        return _fail(args, exc, f"jetspark {args.command}: {exc}", 1)
+    except JobFailedError as exc:
+        return _fail(args, exc, f"jetspark {args.command}: the job failed. {exc}", 1)
+    except DagError as exc:
+        return _fail(args, exc, f"jetspark {args.command}: {type(exc).__name__}: {exc}", 1)
+    except KeyboardInterrupt:
+        print("jetspark: interrupted", file=sys.stderr)
+        return 130
+    except (OSError, ValueError) as exc:
+        return _fail(args, exc, f"jetspark {args.command}: {type(exc).__name__}: {exc}", 1)
+
+
+def _fail(args: argparse.Namespace, exc: BaseException, message: str, status: int) -> int:
+    if args.traceback:
+        traceback.print_exception(exc)
+    print(message, file=sys.stderr)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
