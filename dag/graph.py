@@ -29,7 +29,7 @@ INSTALL_HINT = (
 
 
 class GraphvizNotFoundError(DagError, RuntimeError):
-    """Graphviz's ``dot`` program (or the ``graphviz`` Python package) is missing; the message says how to install it."""
+    """Graphviz's ``dot`` program (or the ``graphviz`` package) is missing; the message says how to install it."""
 
 
 def to_networkx(dag: DAG) -> networkx.MultiDiGraph:
@@ -63,7 +63,9 @@ def render(dag: DAG, path: str | Path, format: str = "svg") -> Path:
     try:
         import graphviz
     except ImportError as exc:  # pragma: no cover - graphviz is a dependency
-        raise GraphvizNotFoundError(f"render() needs the graphviz Python package (pip install graphviz); also {INSTALL_HINT}") from exc
+        raise GraphvizNotFoundError(
+            f"render() needs the graphviz Python package (pip install graphviz); also {INSTALL_HINT}"
+        ) from exc
     if format not in graphviz.FORMATS:
         raise DagValidationError(
             f"render(): unknown format {format!r}; use one of graphviz's formats such as 'svg', 'png' or 'pdf'"

@@ -72,7 +72,9 @@ class DAG:
     def vertex(self, vertex: Vertex) -> DAG:
         """Add a :class:`Vertex` created outside the DAG; returns the DAG so calls chain."""
         if not isinstance(vertex, Vertex):
-            raise DagValidationError(f"dag.vertex() expects a Vertex, got {vertex!r}; use dag.new_vertex(name, supplier)")
+            raise DagValidationError(
+                f"dag.vertex() expects a Vertex, got {vertex!r}; use dag.new_vertex(name, supplier)"
+            )
         self._check_name_free(vertex.name)
         self._add(vertex)
         return self

@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from dag.model import DAG
     from dag.vertex import Vertex
 
-__all__ = ["check_new_edge", "validate"]
+__all__ = ["check_new_edge", "topological_order", "validate"]
 
 
 def check_new_edge(dag: DAG, edge: Edge) -> None:
@@ -97,12 +97,11 @@ def validate(dag: DAG) -> list[Vertex]:
     for edge in dag.edges:
         if edge.routing_policy is RoutingPolicy.ISOLATED and not edge.is_local:
             raise DagValidationError(f"Isolated edges must be local: {edge}; remove .distributed()/.distribute_to()")
-        if edge.distributed_to is not None and not edge.is_distributed:
-            if edge.routing_policy is not RoutingPolicy.PARTITIONED:
-                raise DagValidationError(
-                    f"An edge distributing to a specific member must be partitioned: {edge}; "
-                    f"add .partitioned(key_fn) or .all_to_one()"
-                )
+        if not (edge.is_local or edge.is_distributed) and edge.routing_policy is not RoutingPolicy.PARTITIONED:
+            raise DagValidationError(
+                f"An edge distributing to a specific member must be partitioned: {edge}; "
+                f"add .partitioned(key_fn) or .all_to_one()"
+            )
     return order
 
 

@@ -35,6 +35,8 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
+from dag.errors import DagValidationError
+
 __all__ = ["DefaultPartitioner", "HashCodePartitioner", "Partitioner", "stable_hash"]
 
 _crc32 = zlib.crc32
@@ -68,8 +70,8 @@ def _encode(key: Any) -> bytes:
         return b"".join(parts)
     if isinstance(key, (bytes, bytearray, memoryview)):
         return b"b" + bytes(key)
-    if isinstance(key, str):
-        return str(key).encode("utf-8", "surrogatepass")
+    if isinstance(key, str):  # str subclasses (StrEnum, ...) hash as the equal str
+        return str.encode(key, "utf-8", "surrogatepass")
     if isinstance(key, int):  # int subclasses other than bool (IntEnum, ...)
         return _int_bytes(int(key))
     if isinstance(key, float):
@@ -123,7 +125,7 @@ class Partitioner:
         42
         """
         if not callable(fn):
-            raise TypeError(f"Partitioner.of() needs a function (key, partition_count) -> int, got {fn!r}")
+            raise DagValidationError(f"Partitioner.of() needs a function (key, partition_count) -> int, got {fn!r}")
         return _FunctionPartitioner(fn)
 
 

@@ -24,7 +24,8 @@ def random_dags(draw, back_edge: bool = False):
     """A valid DAG: vertices added in a random order, edges only from lower to higher rank."""
     n = draw(st.integers(1 if not back_edge else 2, 8))
     rank_of_insertion = draw(st.permutations(range(n)))
-    names = draw(st.lists(st.text(alphabet='ab"-prepare ', min_size=1, max_size=6), min_size=n, max_size=n, unique=True))
+    name = st.text(alphabet='ab"-prepare ', min_size=1, max_size=6)
+    names = draw(st.lists(name, min_size=n, max_size=n, unique=True))
     dag = DAG()
     by_rank = {}
     for rank in rank_of_insertion:

@@ -154,7 +154,8 @@ def test_str_when_edge_then_jet_style(edge, text):
 
 def test_partition_of_when_partitioned_then_key_fn_and_partitioner_applied():
     e = between(A, B).partitioned(str.lower)
-    assert e.partition_of("Word", 271) == e.partition_of("word", 271) == Partitioner.default().get_partition("word", 271)
+    expected = Partitioner.default().get_partition("word", 271)
+    assert e.partition_of("Word", 271) == e.partition_of("word", 271) == expected
     fixed = between(A, B).partitioned(lambda item: item, Partitioner.of(lambda key, n: 42))
     assert fixed.partition_of(13, 271) == 42
 

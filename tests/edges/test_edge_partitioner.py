@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from dag.errors import DagValidationError
 from edges import DefaultPartitioner, Partitioner, stable_hash
 
 REPO = Path(__file__).resolve().parents[2]
@@ -24,6 +25,13 @@ KEYS = [
 
 class Colour(enum.IntEnum):
     RED = 1
+
+
+class Letter(enum.StrEnum):
+    A = "a"
+
+    def __str__(self) -> str:
+        return "not the value"
 
 
 def test_default_when_called_then_same_stable_instance():
@@ -47,6 +55,7 @@ def test_stable_hash_when_keys_equal_then_hashes_equal():
     assert stable_hash(("a", 1)) == stable_hash(("a", 1.0))
     assert stable_hash(frozenset({"a", "b"})) == stable_hash({"b", "a"})
     assert stable_hash(b"x") == stable_hash(bytearray(b"x"))
+    assert stable_hash(Letter.A) == stable_hash("a")
 
 
 def test_stable_hash_when_keys_differ_then_spread_over_partitions():
@@ -96,5 +105,5 @@ def test_partitioner_when_base_not_overridden_then_clear_error():
 
 
 def test_partitioner_of_when_not_callable_then_rejected():
-    with pytest.raises(TypeError, match=r"Partitioner\.of\(\) needs a function"):
+    with pytest.raises(DagValidationError, match=r"Partitioner\.of\(\) needs a function"):
         Partitioner.of(3)
