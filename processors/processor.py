@@ -184,14 +184,27 @@ class AbstractProcessor(Processor):
         if items is not None:
             popleft = items.popleft
             while items:
-                if not fn(items[0]):
+                done = fn(items[0])
+                if not done:
+                    if done is None:
+                        self._returned_none(ordinal)
                     return
                 popleft()
         else:
             while not inbox.is_empty():
-                if not fn(inbox.peek()):
+                done = fn(inbox.peek())
+                if not done:
+                    if done is None:
+                        self._returned_none(ordinal)
                     return
                 inbox.remove()
+
+    def _returned_none(self, ordinal: int) -> None:
+        method = f"try_process{ordinal}(item)" if ordinal <= 4 else f"try_process_any({ordinal}, item)"
+        raise ProcessorContractError(
+            f"{_class_name(self)}.{method} returned None; it must return True when the item is done or False to be "
+            "called again with the same item (did you forget the return statement?)"
+        )
 
     def try_process0(self, item: Any) -> bool:
         """Process an item of inbound ordinal 0; default delegates to ``try_process_any(0, item)``."""
@@ -231,7 +244,8 @@ class AbstractProcessor(Processor):
 
     def emit_from_traverser(self, traverser: Any, ordinal: int | Sequence[int] = -1) -> bool:
         """Emit the traverser's items until it returns ``None`` (True) or the outbox refuses one (False; the
-        refused item is kept and emitted first on the next call). Accepts a ``Traverser`` or an iterable.
+        refused item is kept and emitted first on the next call). After False, call it again with the *same*
+        traverser (or iterator); for one output sequence per input item use ``flat_mapper``.
         """
         next_ = traverser.next if isinstance(traverser, Traverser) else to_traverser(traverser).next
         offer = self._outbox.offer
@@ -293,33 +307,37 @@ class FlatMapper:
     same item: ``fn`` is not re-applied, emission resumes where the outbox refused.
     """
 
-    __slots__ = ("_processor", "_fn", "_ordinal", "_next", "_pending")
+    __slots__ = ("_processor", "_fn", "_ordinal", "_iterator", "_pending")
 
     def __init__(self, processor: AbstractProcessor, fn: Callable[[Any], Any], ordinal: int | Sequence[int] = -1):
         self._processor = processor
         self._fn = fn
         self._ordinal = ordinal
-        self._next: Callable[[], Any] | None = None
+        self._iterator: Any = None
         self._pending: Any = None
 
     def try_process(self, item: Any) -> bool:
         """Emit the outputs of ``fn(item)``; True when all were emitted."""
-        next_ = self._next
-        if next_ is None:
-            next_ = self._next = to_traverser(self._fn(item)).next
         offer = self._processor._outbox.offer
         ordinal = self._ordinal
-        out = self._pending
-        if out is None:
-            out = next_()
+        iterator = self._iterator
+        if iterator is None:
+            result = self._fn(item)
+            if result is None:
+                return True
+            # a Traverser ends at its first None; a plain iterable must not contain None
+            iterator = self._iterator = iter(result.next, None) if isinstance(result, Traverser) else iter(result)
         else:
-            self._pending = None
-        while out is not None:
+            pending = self._pending
+            if pending is not None:
+                if not offer(pending, ordinal):
+                    return False
+                self._pending = None
+        for out in iterator:
             if not offer(out, ordinal):
                 self._pending = out
                 return False
-            out = next_()
-        self._next = None
+        self._iterator = None
         return True
 
 
