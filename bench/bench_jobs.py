@@ -1,0 +1,197 @@
+"""Benchmark word count and the TF-IDF index: jetspark against hand-written PySpark and plain Python.
+
+One process, one SparkSession (``--master``, default ``local[2]``) shared by every Spark variant; jetspark runs
+through ``dag.Engine(spark=session)``. Every variant runs once to warm up (that result is checked), then the
+variants take turns ``--repeat`` times (so a noisy neighbour hurts them alike) and the median is reported with
+the ratios the project targets: jetspark within 1.15x of hand-tuned PySpark, and at most half the time of
+PySpark as usually written. Variants (see ``bench/baselines.py``):
+
+=====================  =================================================================================
+``jetspark``           ``examples/word_count.py`` / ``examples/tf_idf.py``: the manual's DAGs
+``pyspark-tuned``      files read in the tasks, tokenise+count fused, one shuffle by word
+``pyspark-usual``      ``textFile``/``flatMap``/``map``/``reduceByKey``; TF-IDF with ``wholeTextFiles``
+``python``             single-threaded ``Counter`` (and, for word count, ``python-loop``: a tight dict loop)
+=====================  =================================================================================
+
+All variants must agree (word counts exactly, TF-IDF scores to 1e-9 relative); otherwise exit status 1.
+
+Usage::
+
+    .venv/bin/python bench/bench_jobs.py                      # the full corpus ../shared/data/books
+    .venv/bin/python bench/bench_jobs.py --books examples/data/books --repeat 1 --jobs word_count
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(REPO / "bench"), str(REPO / "examples"), str(REPO)]
+
+import baselines  # noqa: E402
+
+FULL_BOOKS = REPO.parent / "shared" / "data" / "books"
+FULL_STOPWORDS = REPO.parent / "shared" / "data" / "stopwords.txt"
+VARIANTS = ("jetspark", "pyspark-tuned", "pyspark-usual", "python", "python-loop")
+TARGETS = {"pyspark-tuned": 1.15, "pyspark-usual": 0.5}
+
+
+def _session(master: str):
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ["PYTHONPATH"] = os.pathsep.join([*sys.path[:3], os.environ.get("PYTHONPATH", "")])
+    from pyspark.sql import SparkSession
+
+    spark = (
+        SparkSession.builder.master(master)
+        .appName("jetspark-bench")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.memory", "2g")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def _jobs(engine: Any, sc: Any, books: str, stopwords_path: str, chosen: set[str]) -> dict[str, dict[str, Callable]]:
+    if "jetspark" in chosen:
+        import tf_idf
+        import word_count
+
+    stopwords = baselines.read_stopwords(stopwords_path)
+    jobs: dict[str, dict[str, Callable]] = {
+        "word_count": {
+            "jetspark": lambda: word_count.count_words(engine, books),
+            "pyspark-tuned": lambda: baselines.word_count_pyspark_tuned(sc, books),
+            "pyspark-usual": lambda: baselines.word_count_pyspark_usual(sc, books),
+            "python": lambda: baselines.word_count_counter(books),
+            "python-loop": lambda: baselines.word_count_loop(books),
+        },
+        "tf_idf": {
+            "jetspark": lambda: tf_idf.build_index(engine, books, stopwords_path),
+            "pyspark-tuned": lambda: baselines.tf_idf_pyspark_tuned(sc, books, stopwords),
+            "pyspark-usual": lambda: baselines.tf_idf_pyspark_usual(sc, books, stopwords),
+            "python": lambda: baselines.tf_idf_python(books, stopwords),
+        },
+    }
+    return {job: {v: fn for v, fn in variants.items() if v in chosen} for job, variants in jobs.items()}
+
+
+def _differences(job: str, expected: dict, actual: dict) -> str | None:
+    """None when ``actual`` equals ``expected`` (TF-IDF scores to 1e-9 relative), else the first difference."""
+    if expected.keys() != actual.keys():
+        missing, extra = expected.keys() - actual.keys(), actual.keys() - expected.keys()
+        return f"{len(missing)} words missing (e.g. {sorted(missing)[:3]}), {len(extra)} extra (e.g. {sorted(extra)[:3]})"
+    for word, value in expected.items():
+        other = actual[word]
+        if job == "word_count":
+            if value != other:
+                return f"{word!r}: {other} instead of {value}"
+            continue
+        mine, theirs = sorted(value), sorted(other)
+        if [d for d, _ in mine] != [d for d, _ in theirs] or not all(
+            math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9) for (_, a), (_, b) in zip(mine, theirs)
+        ):
+            return f"{word!r}: {theirs[:3]}... instead of {mine[:3]}..."
+    return None
+
+
+def _figures(job: str, result: dict) -> str:
+    if job == "word_count":
+        return f"{len(result):,} distinct words, 'the' {result.get('the', 0):,} times"
+    total = math.fsum(score for word in sorted(result) for _, score in result[word])
+    return f"{len(result):,} index words, score sum {total:,.3f}"
+
+
+def _measure(jobs: dict[str, dict[str, Callable]], repeat: int) -> tuple[dict, bool]:
+    times: dict[tuple[str, str], list[float]] = {}
+    agree = True
+    for job, variants in jobs.items():
+        expected: dict | None = None
+        for variant, fn in variants.items():
+            started = time.perf_counter()
+            result = fn()
+            print(f"  warm-up {job:<10} {variant:<14} {time.perf_counter() - started:7.2f} s  {_figures(job, result)}",
+                  flush=True)
+            if expected is None:
+                expected, expected_by = result, variant
+            elif (diff := _differences(job, expected, result)) is not None:
+                print(f"  DISAGREE: {job} {variant} vs {expected_by}: {diff}", flush=True)
+                agree = False
+            times[job, variant] = []
+        for _ in range(repeat):
+            for variant, fn in variants.items():
+                started = time.perf_counter()
+                fn()
+                times[job, variant].append(time.perf_counter() - started)
+    return times, agree
+
+
+def _report(times: dict[tuple[str, str], list[float]]) -> None:
+    print(f"\n{'job':<11}{'variant':<15}{'median s':>9}   runs")
+    medians = {key: statistics.median(runs) for key, runs in times.items()}
+    for (job, variant), runs in times.items():
+        print(f"{job:<11}{variant:<15}{medians[job, variant]:9.2f}   " + " ".join(f"{r:.2f}" for r in runs))
+    print()
+    for job in dict.fromkeys(job for job, _ in times):
+        if (job, "jetspark") not in medians:
+            continue
+        for baseline, target in TARGETS.items():
+            if (job, baseline) in medians:
+                ratio = medians[job, "jetspark"] / medians[job, baseline]
+                verdict = "met" if ratio <= target else "MISSED"
+                print(f"{job:<11}jetspark / {baseline:<14} = {ratio:5.2f}  (target <= {target}: {verdict})")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the options, run the benchmark, print the table; 1 if the variants disagree."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--books", default=str(FULL_BOOKS), help="directory of books (default: the full corpus)")
+    parser.add_argument("--stopwords", default=str(FULL_STOPWORDS), help="stopword file")
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs per variant after the warm-up")
+    parser.add_argument("--master", default="local[2]", help="Spark master (default: local[2])")
+    parser.add_argument("--jobs", default="word_count,tf_idf", help="comma-separated: word_count, tf_idf")
+    parser.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated of {', '.join(VARIANTS)}")
+    args = parser.parse_args(argv)
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
+    if not Path(args.books).is_dir():
+        parser.error(f"--books {args.books}: no such directory")
+
+    chosen = set(args.variants.split(","))
+    if not chosen <= set(VARIANTS):
+        parser.error(f"--variants: unknown {sorted(chosen - set(VARIANTS))}; choose from {', '.join(VARIANTS)}")
+    spark = _session(args.master)
+    engine = None
+    if "jetspark" in chosen:
+        from dag import Engine
+
+        engine = Engine(spark=spark)
+    try:
+        jobs = _jobs(engine, spark.sparkContext, args.books, args.stopwords, chosen)
+        jobs = {job: variants for job, variants in jobs.items() if job in args.jobs.split(",")}
+        files = list(Path(args.books).iterdir())
+        print(f"books: {args.books} ({len(files)} files, {sum(f.stat().st_size for f in files) / 1e6:.1f} MB); "
+              f"master {args.master}; median of {args.repeat} after a warm-up")
+        times, agree = _measure(jobs, args.repeat)
+        _report(times)
+    finally:
+        if engine is not None:
+            engine.close()
+        spark.stop()
+    if not agree:
+        print("the variants disagree (see DISAGREE above)")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
