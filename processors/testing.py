@@ -1,0 +1,462 @@
+"""``verify_processor``: unit-test a processor the way Jet's ``TestSupport.verifyProcessor`` does.
+
+Builder options (all return the builder): ``input(items)``, ``inputs(lists, priorities=None)`` (round-robin
+across ordinals, lower priority first), ``disable_snapshots()``, ``disable_complete_call()``,
+``disable_progress_assertion()``, ``disable_logging()``, ``cooperative_timeout(ms)``, ``output_checker(fn)``
+(default ``==``, i.e. same order; ``SAME_ITEMS_ANY_ORDER`` for multiset equality), and
+``local_processor_index``/``global_processor_index``/``local_parallelism``/``total_parallelism`` for the
+processor's context. Terminal calls: ``expect_output(items)``, ``expect_outputs(lists)`` (one list per
+outbound ordinal) and ``assert_output(ordinal_count, fn(mode, actual_lists))``; they return None and raise
+``AssertionError`` on a mismatch or a progress failure (contract breaks raise ``ProcessorContractError``).
+
+Procedure (Jet's): the meta-supplier is initialised, asked for member 0's supplier, which is initialised
+and, at the end, closed. Then the processor runs in these modes, each with fresh processors from
+``supplier.get(1)``, a 1-slot bucket per expected output ordinal and a 1-slot snapshot bucket:
+
+1. ``snapshots disabled, inboxLimit=1``; 2. ``snapshots disabled, inboxLimit=1024`` (only with input);
+3. if snapshots are enabled, inbox limit 1 and ``restoring every snapshot``, ``restoring every other
+   snapshot`` and ``never restoring them``.
+
+In each run: ``init``; a snapshot(+restore) before any input; the inbox is filled (when empty) with up to
+the limit of consecutive items of one ordinal (a ``Watermark`` goes alone and is given to
+``try_process_watermark``); after every ``process`` call the progress assertion (the inbox shrank or
+something was emitted); when a bucket is full and input remains, ``process`` is called *again* with the
+outbox still full, as a cooperative processor must cope with that; buckets are drained into the output;
+whenever the inbox becomes empty, snapshot(+restore). A snapshot calls ``save_to_snapshot()`` until True,
+copying the entries (pickled, as Jet serialises them); a restore closes the processor, makes a fresh one,
+``init``s it, feeds all entries to ``restore_from_snapshot(inbox)`` and calls ``finish_snapshot_restore()``
+until True. The complete phase calls ``complete()`` until True: each call must make progress, True while
+an item is still unfinished fails, an unfinished item blocks the outbox for the next call (so every other
+``complete()`` call meets a refusal), and a snapshot(+restore) follows each productive unfinished call.
+Finally ``close()`` and the output check. ``try_process()`` is never called (as in Jet). Every mode gets deep
+copies of the input items (where they can be copied), so modes stay independent.
+
+Deviation from Jet: ``cooperative_timeout(ms)`` is the limit itself (Jet fails only at a constant 5000 ms);
+the default is 5000 ms and 0 disables the check.
+
+>>> from processors.processor import AbstractProcessor
+>>> class Double(AbstractProcessor):
+...     def try_process0(self, item):
+...         return self.try_emit(item * 2)
+>>> verify_processor(Double).input([1, 2]).expect_output([2, 4])
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import pickle
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from processors.context import Context
+from processors.driver import call_bool, close_processor, describe_processor
+from processors.inbox import Inbox
+from processors.outbox import Outbox
+from processors.suppliers import to_meta_supplier
+from processors.watermark import Watermark
+
+__all__ = ["verify_processor", "SAME_ITEMS_ANY_ORDER", "TestMode", "ProcessorVerifier"]
+
+_log = logging.getLogger("jetspark.verify_processor")
+_NEVER = sys.maxsize
+
+
+def SAME_ITEMS_ANY_ORDER(expected: list, actual: list) -> bool:  # noqa: N802 - Jet's constant name
+    """Output checker: the same items with the same multiplicities, in any order."""
+    if len(expected) != len(actual):
+        return False
+    try:
+        return Counter(expected) == Counter(actual)
+    except TypeError:  # unhashable items
+        remaining = list(actual)
+        for item in expected:
+            for i, candidate in enumerate(remaining):
+                if candidate == item:
+                    del remaining[i]
+                    break
+            else:
+                return False
+        return True
+
+
+@dataclass(frozen=True)
+class TestMode:
+    """One run of ``verify_processor``; ``str()`` as Jet's ``TestMode``."""
+
+    __test__ = False  # not a pytest test class
+
+    snapshots: bool
+    restore_interval: int
+    inbox_limit: int
+
+    def __str__(self) -> str:
+        if not self.snapshots:
+            return f"snapshots disabled, inboxLimit={self.inbox_limit}"
+        if self.restore_interval == 1:
+            return "snapshots enabled, restoring every snapshot"
+        if self.restore_interval == 2:
+            return "snapshots enabled, restoring every other snapshot"
+        return f"snapshots enabled, never restoring them, inboxLimit={self.inbox_limit}"
+
+
+def verify_processor(supplier: Any) -> "ProcessorVerifier":
+    """Start verifying the processors of ``supplier`` (a zero-arg callable returning a Processor, a
+    ``ProcessorSupplier`` or a ``ProcessorMetaSupplier``); see the module docstring.
+    """
+    return ProcessorVerifier(supplier)
+
+
+class ProcessorVerifier:
+    """The builder returned by :func:`verify_processor`."""
+
+    def __init__(self, supplier: Any):
+        self._meta = to_meta_supplier(supplier, vertex_name="testVertex")
+        self._inputs: list[list] = []
+        self._priorities: list[int] = []
+        self._snapshots = True
+        self._call_complete = True
+        self._assert_progress = True
+        self._logging = True
+        self._timeout_ms = 5000
+        self._checker: Callable[[list, list], bool] = lambda expected, actual: expected == actual
+        self._local_index = 0
+        self._global_index = 0
+        self._local_parallelism = 1
+        self._total_parallelism = 1
+
+    # ------------------------------------------------------------------ options
+    def input(self, items: Sequence[Any]) -> "ProcessorVerifier":
+        """The items of inbound ordinal 0 (the only input)."""
+        return self.inputs([items])
+
+    def inputs(self, lists: Sequence[Sequence[Any]], priorities: Sequence[int] | None = None) -> "ProcessorVerifier":
+        """One list of items per inbound ordinal, fed round-robin; ``priorities`` (lower first) per ordinal."""
+        lists = [list(items) for items in lists]
+        priorities = [0] * len(lists) if priorities is None else list(priorities)
+        if len(priorities) != len(lists):
+            raise ValueError(
+                f"Number of inputs must be equal to number of priorities: got {len(lists)} input list(s) and "
+                f"{len(priorities)} priorities"
+            )
+        for ordinal, items in enumerate(lists):
+            for position, item in enumerate(items):
+                if item is None:
+                    raise ValueError(f"input of ordinal {ordinal} has None at position {position}; None is not an item")
+        self._inputs, self._priorities = lists, priorities
+        return self
+
+    def disable_snapshots(self) -> "ProcessorVerifier":
+        """Run only the modes without snapshot/restore."""
+        self._snapshots = False
+        return self
+
+    def disable_complete_call(self) -> "ProcessorVerifier":
+        """Do not call ``complete()`` (e.g. for a streaming processor)."""
+        self._call_complete = False
+        return self
+
+    def disable_progress_assertion(self) -> "ProcessorVerifier":
+        """Do not require progress from every call."""
+        self._assert_progress = False
+        return self
+
+    def disable_logging(self) -> "ProcessorVerifier":
+        """Do not log the input and output items."""
+        self._logging = False
+        return self
+
+    def cooperative_timeout(self, ms: int) -> "ProcessorVerifier":
+        """Fail when a call of a cooperative processor takes ``ms`` milliseconds or more (0 disables)."""
+        if ms < 0:
+            raise ValueError(f"cooperative_timeout must be >= 0 ms, got {ms}")
+        self._timeout_ms = ms
+        return self
+
+    def output_checker(self, checker: Callable[[list, list], bool]) -> "ProcessorVerifier":
+        """``checker(expected, actual) -> bool`` per ordinal; e.g. ``SAME_ITEMS_ANY_ORDER``."""
+        self._checker = checker
+        return self
+
+    def local_processor_index(self, index: int) -> "ProcessorVerifier":
+        """The processor context's ``local_processor_index`` (default 0)."""
+        self._local_index = index
+        return self
+
+    def global_processor_index(self, index: int) -> "ProcessorVerifier":
+        """The processor context's ``global_processor_index`` (default 0)."""
+        self._global_index = index
+        return self
+
+    def local_parallelism(self, n: int) -> "ProcessorVerifier":
+        """The processor context's ``local_parallelism`` (default 1)."""
+        self._local_parallelism = n
+        return self
+
+    def total_parallelism(self, n: int) -> "ProcessorVerifier":
+        """The processor context's ``total_parallelism`` (default 1)."""
+        self._total_parallelism = n
+        return self
+
+    # ------------------------------------------------------------------ terminal calls
+    def expect_output(self, items: Sequence[Any]) -> None:
+        """Run every mode and check the output of ordinal 0 against ``items``."""
+        self.expect_outputs([items])
+
+    def expect_outputs(self, lists: Sequence[Sequence[Any]]) -> None:
+        """Run every mode and check the output of each outbound ordinal against its list."""
+        expected = [list(items) for items in lists]
+
+        def check(mode: TestMode, actual: list[list]) -> None:
+            for ordinal, (exp, act) in enumerate(zip(expected, actual)):
+                if not self._checker(exp, act):
+                    where = f" at outbound ordinal {ordinal}" if len(expected) > 1 else ""
+                    raise AssertionError(
+                        f'processor output in mode "{mode}" doesn\'t match{where}\n'
+                        + _lines("expected", exp)
+                        + "\n"
+                        + _lines("actual", act)
+                    )
+
+        self.assert_output(len(expected), check)
+
+    def assert_output(self, ordinal_count: int, assert_fn: Callable[[TestMode, list[list]], None]) -> None:
+        """Run every mode with ``ordinal_count`` outbound ordinals and call ``assert_fn(mode, actual_lists)``."""
+        total_input = sum(len(items) for items in self._inputs)
+        modes = [TestMode(False, 0, 1)]
+        if total_input:
+            modes.append(TestMode(False, 0, 1024))
+        if self._snapshots:
+            modes += [TestMode(True, 1, 1), TestMode(True, 2, 1), TestMode(True, _NEVER, 1)]
+        meta_context = Context(local_parallelism=self._local_parallelism, total_parallelism=self._total_parallelism)
+        self._meta.init(meta_context)
+        supplier = self._meta.get([0])(0)
+        supplier.init(meta_context)
+        error: BaseException | None = None
+        try:
+            for mode in modes:
+                actual = _ModeRun(self, supplier, mode, ordinal_count).run()
+                assert_fn(mode, actual)
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            supplier.close(error)
+
+    def _context(self) -> Context:
+        return Context(
+            global_processor_index=self._global_index,
+            local_processor_index=self._local_index,
+            local_parallelism=self._local_parallelism,
+            total_parallelism=self._total_parallelism,
+        )
+
+    def _merged_input(self) -> list[tuple[int, Any]]:
+        """(ordinal, item) in feeding order: ascending priority, round-robin among equal priorities."""
+        merged: list[tuple[int, Any]] = []
+        for priority in sorted(set(self._priorities)):
+            ordinals = [o for o, p in enumerate(self._priorities) if p == priority]
+            longest = max(len(self._inputs[o]) for o in ordinals)
+            for i in range(longest):
+                merged += [(o, self._inputs[o][i]) for o in ordinals if i < len(self._inputs[o])]
+        return merged
+
+
+def _lines(title: str, items: list) -> str:
+    return f"{title}:" + "".join(f"\n  {item!r}" for item in items)
+
+
+def _copy_entry(entry: tuple) -> tuple:
+    try:
+        return pickle.loads(pickle.dumps(entry))
+    except Exception:  # not picklable: still isolate it from the processor's live state
+        return copy.deepcopy(entry)
+
+
+class _ModeRun:
+    """One mode of ``verify_processor``: processes the input, snapshots/restores, completes, collects output."""
+
+    def __init__(self, verifier: ProcessorVerifier, supplier: Any, mode: TestMode, ordinal_count: int):
+        self.v = verifier
+        self.supplier = supplier
+        self.mode = mode
+        self.ordinal_count = ordinal_count
+        self.actual: list[list] = [[] for _ in range(ordinal_count)]
+        self.snapshot_count = 0
+        self.processor: Any = None
+        self.outbox: Outbox = Outbox([])
+        self.owner = ""
+
+    # ------------------------------------------------------------------ the run
+    def run(self) -> list[list]:
+        failure: BaseException | None = None
+        try:
+            self._new_processor()
+            self._snapshot_and_restore(True)
+            self._process_input()
+            if self.v._call_complete:
+                self._complete()
+        except BaseException as exc:
+            failure = exc
+            if isinstance(exc, Exception):
+                exc.add_note(f'verify_processor mode: "{self.mode}", processor call: {self.outbox.call or "-"}')
+            raise
+        finally:
+            if self.processor is not None:
+                close_processor(self.processor, self.owner, failure)
+        return self.actual
+
+    def _new_processor(self) -> None:
+        processors = list(self.supplier.get(1))
+        if len(processors) != 1:
+            raise AssertionError(f"supplier.get(1) returned {len(processors)} processors, expected 1")
+        processor = processors[0]
+        self.owner = describe_processor(processor, "testVertex", self.v._global_index)
+        self.outbox = Outbox([1] * self.ordinal_count, snapshot_capacity=1, owner=self.owner)
+        self.processor = processor
+        self.outbox.call = "init(outbox, context)"
+        processor.init(self.outbox, self.v._context())
+        self.cooperative = processor.is_cooperative()
+
+    def _timed(self, call: str, fn: Callable[..., Any], *args: Any, boolean: bool = True) -> Any:
+        start = time.perf_counter()
+        if boolean:
+            result = call_bool(self.outbox, call, fn, *args)
+        else:
+            self.outbox.reset()
+            self.outbox.call = call
+            result = fn(*args)
+        limit = self.v._timeout_ms
+        if self.cooperative and limit > 0:
+            elapsed_ms = (time.perf_counter() - start) * 1000
+            if elapsed_ms >= limit:
+                raise AssertionError(
+                    f"call to {call} took {elapsed_ms:.1f}ms, it should be <{limit}ms for a cooperative processor "
+                    "(make the processor non-cooperative or do less work per call)"
+                )
+        return result
+
+    def _emitted(self) -> bool:
+        return any(self.outbox._buckets)
+
+    def _require_progress(self, progress: bool, method: str) -> None:
+        if self.v._assert_progress and not progress:
+            raise AssertionError(f'{method}() call without progress in mode "{self.mode}" ({self.owner})')
+
+    def _drain(self) -> None:
+        for ordinal in range(self.ordinal_count):
+            items = self.outbox.drain(ordinal)
+            if items:
+                if self.v._logging:
+                    for item in items:
+                        _log.info("output[%d]: %r", ordinal, item)
+                self.actual[ordinal] += items
+
+    # ------------------------------------------------------------------ input
+    def _process_input(self) -> None:
+        merged = self.v._merged_input()
+        try:  # each mode gets its own copies, so a processor mutating its input cannot spoil the next mode
+            merged = copy.deepcopy(merged)
+        except Exception:
+            pass
+        limit = self.mode.inbox_limit
+        inbox = Inbox()
+        items = inbox._items
+        position = 0
+        ordinal = 0
+        while position < len(merged) or items:
+            if not items:
+                ordinal, first = merged[position]
+                items.append(first)
+                position += 1
+                if not isinstance(first, Watermark):
+                    while (
+                        position < len(merged)
+                        and len(items) < limit
+                        and merged[position][0] == ordinal
+                        and not isinstance(merged[position][1], Watermark)
+                    ):
+                        items.append(merged[position][1])
+                        position += 1
+                if self.v._logging:
+                    for item in items:
+                        _log.info("input[%d]: %r", ordinal, item)
+            self._process_once(ordinal, inbox, check_progress=True)
+            if items and any(self.outbox.is_full(o) for o in range(self.ordinal_count)):
+                self._process_once(ordinal, inbox, check_progress=False)  # called again with a full outbox
+            self._drain()
+            if not items:
+                self._snapshot_and_restore(True)
+
+    def _process_once(self, ordinal: int, inbox: Inbox, check_progress: bool) -> None:
+        head = inbox.peek()
+        if isinstance(head, Watermark):
+            done = self._timed("try_process_watermark(watermark)", self.processor.try_process_watermark, head)
+            if done:
+                inbox.remove()
+            progress, method = done or self._emitted(), "try_process_watermark"
+        else:
+            before = len(inbox)
+            self._timed(f"process({ordinal}, inbox)", self.processor.process, ordinal, inbox, boolean=False)
+            progress, method = len(inbox) < before or self._emitted(), "process"
+        if check_progress:
+            self._require_progress(progress, method)
+
+    # ------------------------------------------------------------------ complete
+    def _complete(self) -> None:
+        outbox = self.outbox
+        while True:
+            done = self._timed("complete()", self.processor.complete)
+            progress = done or self._emitted()
+            self._require_progress(progress, "complete")
+            self._drain()
+            if outbox.has_unfinished_item():
+                if done:
+                    raise AssertionError(
+                        f'outbox has unfinished items, but complete() claims to be done, in mode "{self.mode}" '
+                        f"({self.owner}): an offer returned False and the item was never offered again"
+                    )
+                outbox.block()
+            else:
+                outbox.unblock()
+                self._snapshot_and_restore(progress and not done)
+            if done:
+                return
+
+    # ------------------------------------------------------------------ snapshots
+    def _snapshot_and_restore(self, wanted: bool) -> None:
+        if not self.mode.snapshots or not wanted:
+            return
+        self.snapshot_count += 1
+        restore = self.snapshot_count % self.mode.restore_interval == 0
+        entries: list[tuple] = []
+        while True:
+            done = self._timed("save_to_snapshot()", self.processor.save_to_snapshot)
+            saved = self.outbox.drain_snapshot()
+            self._require_progress(done or bool(saved) or self._emitted(), "save_to_snapshot")
+            entries += [_copy_entry(e) for e in saved]
+            self._drain()
+            if done:
+                break
+        if restore:
+            self._restore(entries)
+
+    def _restore(self, entries: list[tuple]) -> None:
+        close_processor(self.processor, self.owner, None)
+        self.processor = None
+        self._new_processor()
+        inbox = Inbox(entries)
+        while not inbox.is_empty():
+            before = len(inbox)
+            self._timed("restore_from_snapshot(inbox)", self.processor.restore_from_snapshot, inbox, boolean=False)
+            self._require_progress(len(inbox) < before or self._emitted(), "restore_from_snapshot")
+            self._drain()
+        while True:
+            done = self._timed("finish_snapshot_restore()", self.processor.finish_snapshot_restore)
+            self._require_progress(done or self._emitted(), "finish_snapshot_restore")
+            self._drain()
+            if done:
+                return
