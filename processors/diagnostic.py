@@ -1,0 +1,262 @@
+"""Diagnostic processors (Jet's ``DiagnosticProcessors``): ``write_logger_p``, ``peek_input_p``, ``peek_output_p``.
+
+- ``write_logger_p(to_string_fn=str)``: a sink that logs every item at INFO on the processor's logger
+  (``str(to_string_fn(item))``) and watermarks at DEBUG; emits nothing. Non-cooperative, preferred local
+  parallelism 1, stateless.
+- ``peek_input_p(supplier, to_string_fn=str, should_log_fn=None)``: wraps a processor supplier so each
+  processor logs, at INFO, every item it takes from its inbox as ``"Input from ordinal N: <text>"`` (and a
+  watermark once as ``"Input: <watermark>"``), then behaves exactly as the wrapped processor.
+- ``peek_output_p(...)``: likewise logs every item the processor's outbox accepted, once per outbound ordinal,
+  as ``"Output to ordinal N: <text>"``; watermarks are logged whatever ``should_log_fn`` says.
+
+``should_log_fn(item)`` selects the items to log (None = all). The wrapped supplier may be a zero-argument
+callable, a ``ProcessorSupplier`` or a ``ProcessorMetaSupplier``; the result is of the same kind.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from dag.errors import DagValidationError
+from processors.inbox import Inbox
+from processors.processor import AbstractProcessor, Processor
+from processors.stateless import BuiltinSupplier, check_callable, fn_name
+from processors.suppliers import ProcessorMetaSupplier, ProcessorSupplier, RuntimeBound
+from processors.watermark import Watermark
+
+__all__ = ["write_logger_p", "peek_input_p", "peek_output_p", "WriteLoggerP", "PeekWrappedP"]
+
+
+class WriteLoggerP(AbstractProcessor):
+    """Logs each item at INFO as ``str(to_string_fn(item))``; watermarks at DEBUG; emits nothing. Non-cooperative."""
+
+    def __init__(self, to_string_fn: Callable[[Any], Any] = str):
+        super().__init__()
+        self.to_string_fn = to_string_fn
+
+    def is_cooperative(self) -> bool:
+        return False
+
+    def process(self, ordinal: int, inbox: Inbox) -> None:
+        info, to_string = self.logger.info, self.to_string_fn
+        for item in inbox.take_all():
+            info("%s", to_string(item))
+
+    def try_process_watermark(self, watermark: Any) -> bool:
+        self.logger.debug("%s", watermark)
+        return True
+
+
+def write_logger_p(to_string_fn: Callable[[Any], Any] = str) -> ProcessorMetaSupplier:
+    """A sink logging each item at INFO (``str(to_string_fn(item))``) as it arrives; emits nothing.
+    Stateless, non-cooperative, preferred local parallelism 1.
+
+    >>> write_logger_p().preferred_local_parallelism()
+    1
+    """
+    check_callable("write_logger_p(to_string_fn)", "to_string_fn", to_string_fn)
+    return ProcessorMetaSupplier.prefer_local_parallelism_one(
+        BuiltinSupplier(WriteLoggerP, to_string_fn, name=f"write_logger_p({fn_name(to_string_fn)})"))
+
+
+class _LoggingOutbox:
+    """Delegates to the real outbox and logs each accepted item per ordinal."""
+
+    def __init__(self, outbox: Any, log: Callable[[int, Any], None]):
+        self._outbox = outbox
+        self._log = log
+
+    def offer(self, item: Any, ordinal: int | Sequence[int] = -1) -> bool:
+        if not self._outbox.offer(item, ordinal):
+            return False
+        if ordinal == -1:
+            ordinals: Sequence[int] = range(self._outbox.bucket_count())
+        elif isinstance(ordinal, int):
+            ordinals = (ordinal,)
+        else:
+            ordinals = ordinal
+        for o in ordinals:
+            self._log(o, item)
+        return True
+
+    def offer_to_snapshot(self, key: Any, value: Any) -> bool:
+        return self._outbox.offer_to_snapshot(key, value)
+
+    def bucket_count(self) -> int:
+        return self._outbox.bucket_count()
+
+    def has_unfinished_item(self) -> bool:
+        return self._outbox.has_unfinished_item()
+
+
+class PeekWrappedP(Processor):
+    """Wraps a processor, logging the items it takes from its inbox (``peek_input``) and/or the items its outbox
+    accepted (``peek_output``); otherwise exactly the wrapped processor. Stateful as the wrapped one."""
+
+    _logger: logging.Logger | None = None
+    _last_watermark: Any = None
+
+    def __init__(self, wrapped: Processor, to_string_fn: Callable[[Any], Any], should_log_fn: Callable[[Any], Any] | None,
+                 *, peek_input: bool, peek_output: bool):
+        self.wrapped = wrapped
+        self.to_string_fn = to_string_fn
+        self.should_log_fn = should_log_fn
+        self.peek_input = peek_input
+        self.peek_output = peek_output
+
+    def _log_item(self, prefix: str, ordinal: int, item: Any) -> None:
+        if isinstance(item, Watermark):
+            self._logger.info("%s %d: %s", prefix, ordinal, item)
+        elif self.should_log_fn is None or self.should_log_fn(item):
+            self._logger.info("%s %d: %s", prefix, ordinal, self.to_string_fn(item))
+
+    def is_cooperative(self) -> bool:
+        return self.wrapped.is_cooperative()
+
+    def init(self, outbox: Any, context: Any) -> None:
+        self._logger = getattr(context, "logger", None) or logging.getLogger("jetspark.peek")
+        if self.peek_output:
+            outbox = _LoggingOutbox(outbox, lambda o, item: self._log_item("Output to ordinal", o, item))
+        self.wrapped.init(outbox, context)
+
+    def process(self, ordinal: int, inbox: Inbox) -> None:
+        if not self.peek_input:
+            self.wrapped.process(ordinal, inbox)
+            return
+        before = list(inbox)
+        self.wrapped.process(ordinal, inbox)
+        for item in before[: len(before) - len(inbox)]:  # processors remove items from the head only
+            self._log_item("Input from ordinal", ordinal, item)
+
+    def try_process_watermark(self, watermark: Any) -> bool:
+        if self.peek_input and watermark != self._last_watermark:
+            self._logger.info("Input: %s", watermark)
+            self._last_watermark = watermark
+        return self.wrapped.try_process_watermark(watermark)
+
+    def try_process(self) -> bool:
+        return self.wrapped.try_process()
+
+    def complete_edge(self, ordinal: int) -> bool:
+        return self.wrapped.complete_edge(ordinal)
+
+    def complete(self) -> bool:
+        return self.wrapped.complete()
+
+    def save_to_snapshot(self) -> bool:
+        return self.wrapped.save_to_snapshot()
+
+    def restore_from_snapshot(self, inbox: Inbox) -> None:
+        self.wrapped.restore_from_snapshot(inbox)
+
+    def finish_snapshot_restore(self) -> bool:
+        return self.wrapped.finish_snapshot_restore()
+
+    def close(self) -> None:
+        self.wrapped.close()
+
+
+class _PeekSupplier(ProcessorSupplier):
+    def __init__(self, wrapped: ProcessorSupplier, wrap: Callable[[Processor], Processor]):
+        self.wrapped = wrapped
+        self.wrap = wrap
+
+    def init(self, context: Any) -> None:
+        self.wrapped.init(context)
+
+    def get(self, count: int) -> list[Processor]:
+        return [self.wrap(p) for p in self.wrapped.get(count)]
+
+    def close(self, error: BaseException | None) -> None:
+        self.wrapped.close(error)
+
+
+class _PeekMetaSupplier(ProcessorMetaSupplier):
+    def __init__(self, wrapped: ProcessorMetaSupplier, wrap: Callable[[Processor], Processor]):
+        self.wrapped = wrapped
+        self.wrap = wrap
+
+    def preferred_local_parallelism(self) -> int | None:
+        return self.wrapped.preferred_local_parallelism()
+
+    def init(self, context: Any) -> None:
+        self.wrapped.init(context)
+
+    def get(self, member_indices: list[int]) -> Callable[[int], ProcessorSupplier]:
+        by_member = self.wrapped.get(member_indices)
+        wrap = self.wrap
+        return lambda member_index: _PeekSupplier(by_member(member_index), wrap)
+
+    def close(self, error: BaseException | None) -> None:
+        self.wrapped.close(error)
+
+
+class _PeekFactory:
+    """Zero-argument callable: the wrapped factory's processor, wrapped."""
+
+    def __init__(self, wrapped: Callable[[], Processor], wrap: Callable[[Processor], Processor], name: str):
+        self.wrapped = wrapped
+        self.wrap = wrap
+        self.name = name
+
+    def __call__(self) -> Processor:
+        return self.wrap(self.wrapped())
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class _Wrap:
+    """Picklable ``processor -> PeekWrappedP(processor, ...)``."""
+
+    def __init__(self, to_string_fn: Callable[[Any], Any], should_log_fn: Callable[[Any], Any] | None,
+                 peek_input: bool, peek_output: bool):
+        self.args = (to_string_fn, should_log_fn)
+        self.flags = dict(peek_input=peek_input, peek_output=peek_output)
+
+    def __call__(self, processor: Processor) -> Processor:
+        return PeekWrappedP(processor, *self.args, **self.flags)
+
+
+def _peek(factory: str, supplier: Any, to_string_fn: Callable[[Any], Any], should_log_fn: Any, *,
+          peek_input: bool, peek_output: bool) -> Any:
+    check_callable(factory, "to_string_fn", to_string_fn)
+    if should_log_fn is not None:
+        check_callable(factory, "should_log_fn", should_log_fn)
+    wrap = _Wrap(to_string_fn, should_log_fn, peek_input, peek_output)
+    if isinstance(supplier, RuntimeBound):
+        raise DagValidationError(
+            f"{factory}: {type(supplier).__name__} is implemented by the engine with Spark operations and has no "
+            "processors to peek at; peek at the vertex next to it instead"
+        )
+    if isinstance(supplier, ProcessorMetaSupplier):
+        return _PeekMetaSupplier(supplier, wrap)
+    if isinstance(supplier, ProcessorSupplier):
+        return _PeekSupplier(supplier, wrap)
+    if isinstance(supplier, Processor) or not callable(supplier):
+        raise DagValidationError(
+            f"{factory}: expected a processor supplier (a zero-argument callable returning a new Processor, a "
+            f"ProcessorSupplier or a ProcessorMetaSupplier), got {supplier!r:.80} ({type(supplier).__name__})"
+        )
+    return _PeekFactory(supplier, wrap, f"{factory.split('(')[0]}({supplier!r})")
+
+
+def peek_input_p(supplier: Any, to_string_fn: Callable[[Any], Any] = str,
+                 should_log_fn: Callable[[Any], Any] | None = None) -> Any:
+    """Wraps ``supplier`` so its processors log, at INFO, each item they take from the inbox
+    (``"Input from ordinal N: text"``, after the processor removed it) and each watermark once
+    (``"Input: <wm>"``). Emits what the wrapped processor emits; stateful as it is. Returns the same kind of
+    supplier as given.
+    """
+    return _peek("peek_input_p(supplier)", supplier, to_string_fn, should_log_fn, peek_input=True, peek_output=False)
+
+
+def peek_output_p(supplier: Any, to_string_fn: Callable[[Any], Any] = str,
+                  should_log_fn: Callable[[Any], Any] | None = None) -> Any:
+    """Wraps ``supplier`` so its processors log, at INFO, each item their outbox accepted, once per outbound
+    ordinal (``"Output to ordinal N: text"``; watermarks always). Emits what the wrapped processor emits;
+    stateful as it is. Returns the same kind of supplier as given.
+    """
+    return _peek("peek_output_p(supplier)", supplier, to_string_fn, should_log_fn, peek_input=False, peek_output=True)
