@@ -10,7 +10,8 @@ naming the processor, the method being called and the rule):
    several ordinals make partial progress: buckets that accepted the item are remembered and a retry fills
    only the rest.
 3. ``None`` is never an item; an ordinal must be ``-1`` (all buckets), ``0..bucket_count()-1`` or a list of those.
-4. ``offer_to_snapshot`` needs a snapshot bucket (only present while snapshots are taken).
+4. ``offer_to_snapshot`` needs a snapshot bucket (only present while snapshots are taken). An accepted entry
+   is copied at once (pickled, as Jet serialises it), so the processor may keep mutating its state.
 
 ``block()`` makes the outbox refuse new items while still accepting a pending (previously refused) one, as
 Jet's test outbox does. Internal, for drivers: ``drain(ordinal)``, ``drain_snapshot()``, ``reset()``,
@@ -27,6 +28,8 @@ True
 
 from __future__ import annotations
 
+import copy
+import pickle
 from typing import Any, Sequence
 
 from dag.errors import ProcessorContractError
@@ -39,6 +42,14 @@ _REFUSAL_FIX = (
     "After offer() returns False, return from the method at once and offer the same item to the same ordinals "
     "on the next call (AbstractProcessor.emit_from_traverser() and FlatMapper do this for you)."
 )
+
+
+def _copy_entry(key: Any, value: Any) -> tuple:
+    """A snapshot entry is copied when accepted (Jet serialises it), so the processor may go on mutating its state."""
+    try:
+        return pickle.loads(pickle.dumps((key, value), pickle.HIGHEST_PROTOCOL))
+    except Exception:  # not picklable (e.g. holds a lambda): a deep copy still isolates it
+        return copy.deepcopy((key, value))
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -143,7 +154,7 @@ class Outbox:
             return self._refuse_snapshot(key, value)
         if len(self._snapshot) >= self._snapshot_capacity:
             return self._refuse_snapshot(key, value)
-        self._snapshot.append((key, value))
+        self._snapshot.append(_copy_entry(key, value))
         self._pending_snapshot = _NO_ITEM
         return True
 

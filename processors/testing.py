@@ -23,7 +23,7 @@ the limit of consecutive items of one ordinal (a ``Watermark`` goes alone and is
 something was emitted); when a bucket is full and input remains, ``process`` is called *again* with the
 outbox still full, as a cooperative processor must cope with that; buckets are drained into the output;
 whenever the inbox becomes empty, snapshot(+restore). A snapshot calls ``save_to_snapshot()`` until True,
-copying the entries (pickled, as Jet serialises them); a restore closes the processor, makes a fresh one,
+collecting the entries (the outbox copies each as it accepts it); a restore closes the processor, makes a fresh one,
 ``init``s it, feeds all entries to ``restore_from_snapshot(inbox)`` and calls ``finish_snapshot_restore()``
 until True. The complete phase calls ``complete()`` until True: each call must make progress, True while
 an item is still unfinished fails, an unfinished item blocks the outbox for the next call (so every other
@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import copy
 import logging
-import pickle
 import sys
 import time
 from collections import Counter
@@ -269,13 +268,6 @@ def _lines(title: str, items: list) -> str:
     return f"{title}:" + "".join(f"\n  {item!r}" for item in items)
 
 
-def _copy_entry(entry: tuple) -> tuple:
-    try:
-        return pickle.loads(pickle.dumps(entry))
-    except Exception:  # not picklable: still isolate it from the processor's live state
-        return copy.deepcopy(entry)
-
-
 class _ModeRun:
     """One mode of ``verify_processor``: processes the input, snapshots/restores, completes, collects output."""
 
@@ -437,7 +429,7 @@ class _ModeRun:
             done = self._timed("save_to_snapshot()", self.processor.save_to_snapshot)
             saved = self.outbox.drain_snapshot()
             self._require_progress(done or bool(saved) or self._emitted(), "save_to_snapshot")
-            entries += [_copy_entry(e) for e in saved]
+            entries += saved
             self._drain()
             if done:
                 break
