@@ -281,6 +281,7 @@ class _ModeRun:
         self.processor: Any = None
         self.outbox: Outbox = Outbox([])
         self.owner = ""
+        self.cooperative = True
 
     # ------------------------------------------------------------------ the run
     def run(self) -> list[list]:
