@@ -1,0 +1,425 @@
+"""SourceBuilder and SinkBuilder without Spark: builder methods, buffer rules, processor protocol."""
+
+from __future__ import annotations
+
+import pytest
+
+from dag.errors import DagError, DagValidationError, ProcessorContractError
+from processors import Context, Inbox, Outbox, ProcessorMetaSupplier, SinkBuilder, SourceBuilder, verify_processor
+from processors.builders import BatchSource, BuiltSink, SourceBuffer
+
+
+def processors_of(pms, local_parallelism=1, member_count=1):
+    """Every processor a meta-supplier makes, with its context, the way an engine would ask for them."""
+    total = local_parallelism * member_count
+    pms.init(Context(vertex_name="v", local_parallelism=local_parallelism, total_parallelism=total))
+    get = pms.get(list(range(member_count)))
+    made = []
+    for member in range(member_count):
+        ps = get(member)
+        ps.init(Context(vertex_name="v", local_parallelism=local_parallelism, total_parallelism=total,
+                        member_index=member))
+        for local, proc in enumerate(ps.get(local_parallelism)):
+            g = member * local_parallelism + local
+            made.append((proc, Context(vertex_name="v", local_parallelism=local_parallelism,
+                                       total_parallelism=total, member_index=member,
+                                       local_processor_index=local, global_processor_index=g)))
+    return made
+
+
+def run_source(proc, context=None, capacity=3):
+    """Drive a source processor: init, complete() until True, close(); returns (items, complete() calls)."""
+    outbox = Outbox([capacity])
+    try:
+        proc.init(outbox, context or Context())
+        return complete_all(proc, outbox)
+    finally:
+        proc.close()
+
+
+def complete_all(proc, outbox, max_calls=10_000):
+    """Call complete() until True, draining the outbox; returns (items, complete() calls)."""
+    out = []
+    for calls in range(1, max_calls):
+        outbox.reset()
+        done = proc.complete()
+        out += outbox.drain(0)
+        if done:
+            return out, calls
+    raise AssertionError("source never completed")
+
+
+def fill_from_list(chunk):
+    def fill(state, buf):
+        for _ in range(chunk):
+            if not state:
+                buf.close()
+                return
+            buf.add(state.pop(0))
+    return fill
+
+
+# ---------------------------------------------------------------------------------------------- SourceBuffer
+
+
+def test_buffer_when_add_after_close_then_clear_error():
+    buf = SourceBuffer("src")
+    buf.add(1)
+    buf.close()
+    with pytest.raises(ProcessorContractError, match="src.*closed, can't add more items"):
+        buf.add(2)
+
+
+def test_buffer_when_none_added_then_rejected():
+    with pytest.raises(ProcessorContractError, match="must not be None"):
+        SourceBuffer("src").add(None)
+
+
+def test_buffer_when_streaming_closes_then_rejected():
+    with pytest.raises(ProcessorContractError, match="streaming source must not close"):
+        SourceBuffer("src", batch=False).close()
+
+
+def test_buffer_size_counts_added_items():
+    buf = SourceBuffer("src")
+    buf.add("a")
+    buf.add("b")
+    assert buf.size() == len(buf) == 2 and not buf.is_closed()
+
+
+# ---------------------------------------------------------------------------------------------- SourceBuilder
+
+
+def test_batch_source_when_built_then_named_meta_supplier_of_total_parallelism_one():
+    src = SourceBuilder.batch("numbers", lambda ctx: [1]).fill_buffer_fn(fill_from_list(1)).build()
+    assert isinstance(src, BatchSource) and isinstance(src, ProcessorMetaSupplier)
+    assert src.name == "numbers"
+    assert src.preferred_local_parallelism() == 1
+
+
+def test_batch_source_emits_all_items_in_chunks_through_a_small_outbox():
+    created = []
+
+    def create(ctx):
+        created.append(ctx.global_processor_index)
+        return list(range(10))
+
+    src = SourceBuilder.batch("numbers", create).fill_buffer_fn(fill_from_list(4)).build()
+    [(proc, ctx)] = processors_of(src)
+    assert not proc.is_cooperative()
+    items, _ = run_source(proc, ctx, capacity=3)
+    assert items == list(range(10))
+    assert created == [0]
+
+
+def test_batch_source_calls_fill_buffer_fn_once_per_complete_call_when_outbox_has_room():
+    calls = []
+
+    def fill(state, buf):
+        calls.append(len(state))
+        fill_from_list(2)(state, buf)
+
+    src = SourceBuilder.batch("s", lambda ctx: list(range(5))).fill_buffer_fn(fill).build()
+    [(proc, ctx)] = processors_of(src)
+    items, complete_calls = run_source(proc, ctx, capacity=100)
+    assert items == [0, 1, 2, 3, 4]
+    assert len(calls) == complete_calls == 3  # [0,1] [2,3] [4]+close
+
+
+def test_batch_source_passes_verify_processor():
+    src = (SourceBuilder.batch("s", lambda ctx: list("abcdefg"))
+           .fill_buffer_fn(fill_from_list(3)).build())
+    verify_processor(src).disable_snapshots().expect_output(list("abcdefg"))
+
+
+def test_batch_source_when_not_distributed_and_two_members_then_only_member_zero_creates_state():
+    seen = []
+
+    def create(ctx):
+        seen.append((ctx.member_index, ctx.global_processor_index))
+        return [ctx.member_index]
+
+    src = SourceBuilder.batch("s", create).fill_buffer_fn(fill_from_list(5)).build()
+    outputs = []
+    for proc, ctx in processors_of(src, local_parallelism=1, member_count=2):
+        outputs.append(run_source(proc, ctx)[0])
+    assert seen == [(0, 0)]
+    assert outputs == [[0], []]
+
+
+def test_batch_source_when_not_distributed_and_local_parallelism_two_then_rejected_naming_vertex():
+    src = SourceBuilder.batch("s", lambda ctx: []).fill_buffer_fn(fill_from_list(1)).build()
+    with pytest.raises(DagValidationError, match="vertex 'v'.*total parallelism of 1"):
+        src.init(Context(vertex_name="v", local_parallelism=2, total_parallelism=2))
+
+
+def test_distributed_source_sees_each_global_index_once_and_slices_data():
+    seen = []
+
+    def create(ctx):
+        seen.append(ctx.global_processor_index)
+        return [i for i in range(20) if i % ctx.total_parallelism == ctx.global_processor_index]
+
+    src = SourceBuilder.batch("s", create).fill_buffer_fn(fill_from_list(3)).distributed(2).build()
+    assert src.preferred_local_parallelism() == 2
+    out = []
+    for proc, ctx in processors_of(src, local_parallelism=2, member_count=2):
+        out += run_source(proc, ctx)[0]
+    assert sorted(seen) == [0, 1, 2, 3]
+    assert sorted(out) == list(range(20))
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, "2", True, None])
+def test_distributed_when_not_positive_int_then_clear_error(bad):
+    builder = SourceBuilder.batch("s", lambda ctx: [])
+    with pytest.raises(DagValidationError, match=r"distributed\(.*must be an int >= 1"):
+        builder.distributed(bad)
+
+
+def test_build_when_fill_buffer_fn_missing_then_clear_error():
+    with pytest.raises(DagValidationError, match="fill_buffer_fn must be set"):
+        SourceBuilder.batch("s", lambda ctx: []).build()
+
+
+@pytest.mark.parametrize("method", ["fill_buffer_fn", "destroy_fn", "create_snapshot_fn", "restore_snapshot_fn"])
+def test_source_builder_method_when_not_callable_then_clear_error(method):
+    with pytest.raises(DagValidationError, match=f"{method} must be a function"):
+        getattr(SourceBuilder.batch("s", lambda ctx: []), method)(42)
+
+
+def test_source_builder_when_create_fn_not_callable_or_name_empty_then_clear_error():
+    with pytest.raises(DagValidationError, match="create_fn must be a function"):
+        SourceBuilder.batch("s", "not a function")
+    with pytest.raises(DagValidationError, match="non-empty str"):
+        SourceBuilder.batch("", lambda ctx: [])
+
+
+def test_destroy_fn_runs_once_after_completion():
+    destroyed = []
+    src = (SourceBuilder.batch("s", lambda ctx: ["x"]).fill_buffer_fn(fill_from_list(1))
+           .destroy_fn(destroyed.append).build())
+    [(proc, ctx)] = processors_of(src)
+    run_source(proc, ctx)
+    proc.close()
+    assert destroyed == [[]]
+
+
+def test_destroy_fn_runs_when_fill_buffer_fn_fails():
+    destroyed = []
+
+    def fill(state, buf):
+        raise OSError("disk on fire")
+
+    src = SourceBuilder.batch("s", lambda ctx: "state").fill_buffer_fn(fill).destroy_fn(destroyed.append).build()
+    [(proc, ctx)] = processors_of(src)
+    with pytest.raises(OSError, match="disk on fire"):
+        run_source(proc, ctx)
+    assert destroyed == ["state"]
+
+
+def test_destroy_fn_not_called_when_create_fn_failed():
+    destroyed = []
+
+    def create(ctx):
+        raise RuntimeError("no connection")
+
+    src = SourceBuilder.batch("s", create).fill_buffer_fn(fill_from_list(1)).destroy_fn(destroyed.append).build()
+    [(proc, ctx)] = processors_of(src)
+    with pytest.raises(RuntimeError, match="no connection"):
+        run_source(proc, ctx)
+    assert destroyed == []
+
+
+def test_destroy_fn_runs_even_for_a_none_state():
+    destroyed = []
+    src = (SourceBuilder.batch("s", lambda ctx: None).fill_buffer_fn(lambda st, buf: buf.close())
+           .destroy_fn(destroyed.append).build())
+    [(proc, ctx)] = processors_of(src)
+    assert run_source(proc, ctx)[0] == []
+    assert destroyed == [None]
+
+
+def test_source_when_item_added_after_close_then_processor_fails_clearly():
+    def fill(state, buf):
+        buf.close()
+        buf.add(1)
+
+    src = SourceBuilder.batch("late", lambda ctx: None).fill_buffer_fn(fill).build()
+    [(proc, ctx)] = processors_of(src)
+    with pytest.raises(ProcessorContractError, match="'late'.*after close"):
+        run_source(proc, ctx)
+
+
+class Counter:
+    def __init__(self, limit):
+        self.next = 0
+        self.limit = limit
+
+
+def fill_counter(state, buf):
+    for _ in range(2):
+        if state.next >= state.limit:
+            buf.close()
+            return
+        buf.add(state.next)
+        state.next += 1
+
+
+def test_snapshot_fns_when_verified_with_snapshot_restore_cycles_then_no_item_lost_or_duplicated():
+    restored = []
+
+    def restore(state, saved):
+        restored.append(list(saved))
+        state.next = saved[0]
+
+    src = (SourceBuilder.batch("counter", lambda ctx: Counter(9)).fill_buffer_fn(fill_counter)
+           .create_snapshot_fn(lambda st: st.next).restore_snapshot_fn(restore).build())
+    verify_processor(src).expect_output(list(range(9)))
+    assert restored, "restore_snapshot_fn was never called by the snapshot/restore cycles"
+
+
+def test_snapshot_save_emits_pending_items_first_and_restore_gets_all_states():
+    src = (SourceBuilder.batch("counter", lambda ctx: Counter(10)).fill_buffer_fn(fill_counter)
+           .create_snapshot_fn(lambda st: st.next).restore_snapshot_fn(lambda st, saved: setattr(st, "next", max(saved)))
+           .build())
+    [(proc, ctx)] = processors_of(src)
+    outbox = Outbox([1], snapshot_capacity=10)
+    proc.init(outbox, ctx)
+    assert proc.complete() is False  # 0 emitted, 1 pending
+    outbox.reset()
+    assert proc.save_to_snapshot() is False  # the outbox is still full: 1 must go out before the state is saved
+    assert outbox.drain_snapshot() == []
+    assert outbox.drain(0) == [0]
+    outbox.reset()
+    assert proc.save_to_snapshot() is True
+    assert outbox.drain(0) == [1]
+    saved = outbox.drain_snapshot()
+    assert [value for _key, value in saved] == [2]
+
+    [(fresh, ctx2)] = processors_of(src)
+    fresh_outbox = Outbox([100])
+    fresh.init(fresh_outbox, ctx2)
+    fresh.restore_from_snapshot(Inbox([saved[0], (("other", 1), 7)]))
+    assert fresh.finish_snapshot_restore() is True
+    assert complete_all(fresh, fresh_outbox)[0] == [7, 8, 9]
+
+
+def test_snapshot_when_create_snapshot_fn_returns_none_then_nothing_saved():
+    src = (SourceBuilder.batch("s", lambda ctx: Counter(3)).fill_buffer_fn(fill_counter)
+           .create_snapshot_fn(lambda st: None).restore_snapshot_fn(lambda st, saved: None).build())
+    [(proc, ctx)] = processors_of(src)
+    outbox = Outbox([10], snapshot_capacity=10)
+    proc.init(outbox, ctx)
+    assert proc.save_to_snapshot() is True
+    assert outbox.drain_snapshot() == []
+
+
+def test_snapshot_when_only_one_of_the_two_fns_set_then_build_fails():
+    with pytest.raises(DagValidationError, match="create_snapshot_fn is set but restore_snapshot_fn is not"):
+        (SourceBuilder.batch("s", lambda ctx: []).fill_buffer_fn(fill_from_list(1))
+         .create_snapshot_fn(lambda st: 1).build())
+    with pytest.raises(DagValidationError, match="restore_snapshot_fn is set but create_snapshot_fn is not"):
+        (SourceBuilder.batch("s", lambda ctx: []).fill_buffer_fn(fill_from_list(1))
+         .restore_snapshot_fn(lambda st, saved: None).build())
+
+
+def test_source_without_snapshot_fns_when_state_restored_then_clear_error():
+    src = SourceBuilder.batch("s", lambda ctx: []).fill_buffer_fn(fill_from_list(1)).build()
+    [(proc, ctx)] = processors_of(src)
+    proc.init(Outbox([1]), ctx)
+    with pytest.raises(ProcessorContractError, match="no restore_snapshot_fn"):
+        proc.restore_from_snapshot(Inbox([("k", 1)]))
+
+
+@pytest.mark.parametrize("method", ["stream", "timestamped_stream"])
+def test_streaming_sources_when_requested_then_dag_error_says_they_come_with_streaming_runtime(method):
+    with pytest.raises(DagError, match="streaming runtime"):
+        getattr(SourceBuilder, method)("s", lambda ctx: None)
+
+
+# ---------------------------------------------------------------------------------------------- SinkBuilder
+
+
+class Recorder:
+    def __init__(self, log, index):
+        self.log = log
+        self.index = index
+        self.items = []
+
+    def receive(self, item):
+        self.items.append(item)
+        self.log.append(("receive", self.index, item))
+
+    def flush(self):
+        self.log.append(("flush", self.index, len(self.items)))
+
+    def destroy(self):
+        self.log.append(("destroy", self.index))
+
+
+def recording_sink(log, **kw):
+    b = (SinkBuilder.sink_builder("rec", lambda ctx: Recorder(log, ctx.global_processor_index))
+         .receive_fn(Recorder.receive).flush_fn(Recorder.flush).destroy_fn(Recorder.destroy))
+    for k, v in kw.items():
+        getattr(b, k)(v)
+    return b.build()
+
+
+def test_sink_builder_when_built_then_named_meta_supplier_preferring_one_processor():
+    sink = recording_sink([])
+    assert isinstance(sink, BuiltSink) and isinstance(sink, ProcessorMetaSupplier)
+    assert sink.name == "rec"
+    assert sink.preferred_local_parallelism() == 1
+
+
+def test_sink_builder_preferred_local_parallelism_sets_processors_per_member():
+    assert recording_sink([], preferred_local_parallelism=2).preferred_local_parallelism() == 2
+    assert recording_sink([], preferred_local_parallelism=None).preferred_local_parallelism() is None
+    assert recording_sink([], preferred_local_parallelism=-1).preferred_local_parallelism() is None
+
+
+@pytest.mark.parametrize("bad", [0, -2, 1.5, "2", True])
+def test_sink_builder_preferred_local_parallelism_when_invalid_then_clear_error(bad):
+    with pytest.raises(DagValidationError, match="preferred_local_parallelism"):
+        SinkBuilder.sink_builder("s", lambda ctx: 1).preferred_local_parallelism(bad)
+
+
+def test_sink_builder_when_receive_fn_missing_then_build_fails():
+    with pytest.raises(DagValidationError, match="receive_fn must be set"):
+        SinkBuilder.sink_builder("s", lambda ctx: 1).build()
+
+
+@pytest.mark.parametrize("method", ["receive_fn", "flush_fn", "destroy_fn"])
+def test_sink_builder_method_when_not_callable_then_clear_error(method):
+    with pytest.raises(DagValidationError, match=f"{method} must be a function"):
+        getattr(SinkBuilder.sink_builder("s", lambda ctx: 1), method)("nope")
+
+
+def test_sink_receives_every_item_flushes_after_each_inbox_batch_and_destroys_on_close():
+    log = []
+    [(proc, ctx)] = processors_of(recording_sink(log))
+    assert not proc.is_cooperative()
+    proc.init(Outbox([]), ctx)
+    proc.process(0, Inbox([1, 2]))
+    proc.process(0, Inbox([3]))
+    proc.close()
+    assert log == [("receive", 0, 1), ("receive", 0, 2), ("flush", 0, 2), ("receive", 0, 3), ("flush", 0, 3),
+                   ("destroy", 0)]
+
+
+def test_sink_passes_verify_processor_and_receives_all_items():
+    log = []
+    verify_processor(recording_sink(log)).disable_snapshots().input([1, 2, 3]).expect_output([])
+    received = [entry[2] for entry in log if entry[0] == "receive"]
+    assert set(received) == {1, 2, 3}
+    assert log[-1][0] == "destroy"
+
+
+def test_sink_state_created_with_each_processors_context():
+    log = []
+    procs = processors_of(recording_sink(log, preferred_local_parallelism=2), local_parallelism=2)
+    for proc, ctx in procs:
+        proc.init(Outbox([]), ctx)
+        proc.process(0, Inbox([ctx.global_processor_index * 10]))
+        proc.close()
+    assert [e for e in log if e[0] == "receive"] == [("receive", 0, 0), ("receive", 1, 10)]
