@@ -23,8 +23,8 @@ Two rewrites, each only where the result is provably the same and each switchabl
 
 The library's processors are recognised by class (``AccumulateByKeyP``, ``AggregateByKeyP``, ``CombineByKeyP`` in
 ``processors.aggregating``) through their ``aggregate_operation``, ``key_fns`` and ``map_to_output_fn``
-attributes. Only suppliers defined in ``processors.aggregating`` are instantiated to look; user code is never
-called at plan time.
+attributes. Only the library's own suppliers (``BuiltinSupplier`` of one of those classes, possibly wrapped in
+a (meta) supplier) are instantiated to look; user code is never called at plan time.
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ from edges.routing import RoutingPolicy
 
 __all__ = ["AggregatorInfo", "aggregator_of", "plan_pre_aggregation"]
 
-_LIBRARY_MODULE = "processors.aggregating"
 
 
 @dataclass
@@ -59,22 +58,16 @@ def _library_classes() -> dict[type, str]:
     return {getattr(aggregating, n): kind for n, kind in names.items() if hasattr(aggregating, n)}
 
 
-def _sample_processor(supplier: Any) -> Any:
-    """A processor from a library supplier, or None (user suppliers are never called)."""
+def _sample_processor(supplier: Any, classes: dict[type, str]) -> Any:
+    """A processor from a library supplier of one of ``classes``, or None (user suppliers are never called)."""
     target = supplier
-    for attr in ("factory", "_factory", "supplier", "_supplier"):  # (meta) suppliers wrapping a factory
-        inner = getattr(target, attr, None)
-        if inner is not None and callable(inner):
-            target = inner
-            break
-    if isinstance(target, type) or not callable(target):
-        return None
-    if getattr(target, "__module__", None) != _LIBRARY_MODULE:
-        return None
-    try:
-        return target()
-    except TypeError:  # not a zero-argument factory after all
-        return None
+    for _ in range(3):  # a meta supplier wrapping a supplier wrapping the library's factory
+        if getattr(target, "processor_class", None) in classes:
+            return target()
+        target = getattr(target, "supplier", None) or getattr(target, "factory", None)
+        if target is None:
+            return None
+    return None
 
 
 def aggregator_of(vertex: Any) -> AggregatorInfo | None:
@@ -82,7 +75,7 @@ def aggregator_of(vertex: Any) -> AggregatorInfo | None:
     classes = _library_classes()
     if not classes:
         return None
-    proc = _sample_processor(vertex.supplier)
+    proc = _sample_processor(vertex.supplier, classes)
     kind = classes.get(type(proc))
     if kind is None:
         return None

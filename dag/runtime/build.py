@@ -1,0 +1,262 @@
+"""Executing a :class:`~dag.planner.model.PhysicalPlan` on a SparkContext (driver side).
+
+``PlanRun`` walks the stages in order. For each stage it
+
+1. creates the processor suppliers of its vertices on the driver (``meta.init(ctx)``,
+   ``fn = meta.get(list(range(M)))``, ``ps = fn(m)`` per member); they travel to the tasks inside the stage
+   function and the task calls ``ps.init``/``ps.get(L)``/``ps.close``;
+2. collects and broadcasts the inputs of its broadcast edges (one Spark action per broadcast edge,
+   ``SparkContext.broadcast``, destroyed at the end of the job);
+3. builds its input RDD: nothing for sources (``parallelize``), or per inbound edge the records of the
+   sending stage through the edge's operation (``coalesce``, ``repartition``, ``partitionBy`` with the one
+   module-level identity partitioner), unioned partition-aligned in ascending priority;
+4. ``mapPartitionsWithIndex`` with the :class:`~dag.runtime.task.StageTask`; several outbound edges: the
+   tagged output is persisted (MEMORY_AND_DISK) once;
+5. runs the stage's action when its tail is a leaf (``count()``, ``toLocalIterator()`` into a driver
+   collection, ``saveAsTextFile``), with a Spark job description naming the vertices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from dag.errors import DagValidationError, JobFailedError
+from dag.planner.model import EdgeOp, EdgePlan, PhysicalPlan, StagePlan, VertexKind, VertexPlan
+from dag.runtime.failures import encode_failure, mark_origin
+from dag.runtime.metrics import EMITTED, RECEIVED
+from dag.runtime.senders import sender_spec, send
+from dag.runtime.task import BroadcastInput, StageTask, VertexTask
+
+__all__ = ["PlanRun", "target_partition"]
+
+
+def target_partition(key: int) -> int:
+    """The partitioner of every keyed edge: record key t is the target processor t. One function object, so
+    all keyed inputs of a vertex share a partitioner and ``union`` keeps their partitions aligned."""
+    return key
+
+
+class TaggedSender:
+    """Reads one ordinal of a persisted tagged output and sends it on an edge (runs in tasks)."""
+
+    def __init__(self, spec: Any, ordinal: int, counts_vertex: str | None, accumulator: Any, vertex: str):
+        self.spec, self.ordinal, self.counts_vertex = spec, ordinal, counts_vertex
+        self.accumulator, self.vertex = accumulator, vertex
+
+    def __call__(self, g: int, records: Iterator[Any]) -> Iterator[Any]:
+        ordinal = self.ordinal
+        counts: dict | None = {} if self.counts_vertex else None
+        try:
+            yield from send(self.spec, g, (batch for o, batch in records if o == ordinal), counts)
+        except Exception as exc:
+            mark_origin(exc, self.counts_vertex or self.vertex, g)
+            raise encode_failure(exc, [self.vertex], g) from None
+        if counts and self.accumulator is not None:
+            name = self.counts_vertex
+            self.accumulator.add({(name, g, RECEIVED, 0): counts.get("received", 0),
+                                  (name, g, EMITTED, 0): counts.get("emitted", 0)})
+
+
+class PlanRun:
+    """One execution of a plan (see the module docstring)."""
+
+    def __init__(self, sc: Any, dag: Any, plan: PhysicalPlan, *, job_id: int, job_name: str, guarantee: Any,
+                 accumulator: Any, collections: Any, describe: Callable[[str], None]):
+        self.sc, self.dag, self.plan = sc, dag, plan
+        self.job_id, self.job_name, self.guarantee = job_id, job_name, guarantee
+        self.accumulator, self.collections, self.describe = accumulator, collections, describe
+        self.stage_rdds: dict[int, Any] = {}
+        self.persisted: list[Any] = []
+        self.broadcasts: list[Any] = []
+        self.metas: list[tuple[str, Any]] = []
+
+    # ------------------------------------------------------------------ lifecycle
+    def run(self) -> None:
+        for stage in self.plan.stages:
+            rdd = self._build_stage(stage)
+            if stage.action is not None:
+                self._run_action(stage, rdd)
+
+    def close(self, error: BaseException | None) -> None:
+        """Close the meta suppliers, unpersist outputs, destroy broadcasts (always, also after a failure)."""
+        first: BaseException | None = None
+        for name, meta in self.metas:
+            try:
+                meta.close(error)
+            except Exception as exc:  # noqa: BLE001
+                first = first or JobFailedError(
+                    f"Job '{self.job_name}': ProcessorMetaSupplier.close() of vertex '{name}' failed: {exc!r}",
+                    job_name=self.job_name, vertex=name, exc_type=type(exc).__qualname__, exc_message=str(exc))
+        for rdd in self.persisted:
+            rdd.unpersist()
+        for handle in self.broadcasts:
+            try:
+                handle.destroy()
+            except Exception:  # noqa: BLE001 - best effort cleanup
+                pass
+        if first is not None and error is None:
+            raise first
+
+    # ------------------------------------------------------------------ stages
+    def _vertex_task(self, vp: VertexPlan, previous: str | None) -> VertexTask:
+        vt = VertexTask(
+            name=vp.name, kind=vp.kind, local_parallelism=vp.local_parallelism, members=self.plan.members,
+            priorities={ep.dest_ordinal: ep.priority for ep in vp.inbound},
+            capacities=[ep.queue_size for ep in vp.outbound], job_id=self.job_id, guarantee=self.guarantee,
+            combine=vp.combine_substitute,
+        )
+        if previous is not None:
+            vt.fused_ordinal = next(ep.dest_ordinal for ep in vp.inbound if ep.source == previous)
+        if vp.kind is VertexKind.PROCESSOR and vp.combine_substitute is None:
+            vt.suppliers = self._suppliers(vp)
+        for ep in vp.inbound:
+            if ep.op is EdgeOp.BROADCAST:
+                vt.broadcasts.append(self._broadcast(ep))
+        return vt
+
+    def _suppliers(self, vp: VertexPlan) -> list[Any]:
+        from processors.context import Context
+
+        members = self.plan.members
+        meta = self.dag.get_vertex(vp.name).meta_supplier
+        ctx = Context(vertex_name=vp.name, job_id=self.job_id, total_parallelism=vp.total_parallelism,
+                      local_parallelism=vp.local_parallelism, member_count=members,
+                      processing_guarantee=self.guarantee)
+        try:
+            meta.init(ctx)
+            self.metas.append((vp.name, meta))
+            fn = meta.get(list(range(members)))
+            return [fn(m) for m in range(members)]
+        except Exception as exc:
+            raise JobFailedError(
+                f"Job '{self.job_name}': the ProcessorMetaSupplier of vertex '{vp.name}' failed on the driver: "
+                f"{type(exc).__qualname__}: {exc}", job_name=self.job_name, vertex=vp.name,
+                exc_type=type(exc).__qualname__, exc_message=str(exc)) from exc
+
+    def _build_stage(self, stage: StagePlan) -> Any:
+        vertices = self.plan.vertices
+        chain, previous = [], None
+        for name in stage.vertices:
+            chain.append(self._vertex_task(vertices[name], previous))
+            previous = name
+        head = vertices[stage.head]
+        inputs = sorted((ep for ep in head.inbound if ep.op is not EdgeOp.BROADCAST),
+                        key=lambda ep: (ep.priority, ep.dest_ordinal))
+        rdd = self._input_rdd(head, inputs)
+        keyed = bool(inputs) and inputs[0].op is EdgeOp.PARTITION_BY
+        task = StageTask(stage.id, chain, keyed_input=keyed, output="drain", accumulator=self.accumulator)
+        self._set_output(task, vertices[stage.tail])
+        out = rdd.mapPartitionsWithIndex(task)
+        if task.output == "tagged":
+            from pyspark import StorageLevel
+
+            out = out.persist(StorageLevel.MEMORY_AND_DISK)
+            self.persisted.append(out)
+        out.setName(f"{self.job_name}: stage {stage.id} [{', '.join(stage.vertices + stage.absorbed)}]")
+        self.stage_rdds[stage.id] = out
+        return out
+
+    def _set_output(self, task: StageTask, tail: VertexPlan) -> None:
+        if tail.is_leaf:
+            task.output = "items" if tail.kind.is_sink_only else "drain"
+        elif tail.persisted:
+            task.output = "tagged"
+        else:
+            edge, counts_vertex = self._sending_edge(tail.outbound[0])
+            task.output, task.sender = "send", sender_spec(edge, self.plan.members, self.plan.partition_count)
+            task.sender_counts_vertex = counts_vertex
+
+    def _sending_edge(self, ep: EdgePlan) -> tuple[EdgePlan, str | None]:
+        """The edge whose sender runs for ``ep`` (an absorbed accumulate vertex sends on its outbound edge)."""
+        if ep.op is EdgeOp.ACCUMULATE_FUSED:
+            absorbed = self.plan.vertices[ep.dest]
+            return absorbed.outbound[0], absorbed.name
+        return ep, None
+
+    def _input_rdd(self, head: VertexPlan, inputs: list[EdgePlan]) -> Any:
+        p = head.total_parallelism
+        if not inputs:
+            if head.kind is VertexKind.DRIVER_SOURCE:
+                return self.sc.parallelize(self._driver_slices(head), p)
+            if head.kind is VertexKind.SPARK_TEXT_SOURCE:
+                from dag.runtime import native_io
+
+                return native_io.source_rdd(self.sc, self.dag.get_vertex(head.name).meta_supplier, p)
+            return self.sc.parallelize([], p)
+        parts = [self._edge_rdd(ep) for ep in inputs]
+        return parts[0] if len(parts) == 1 else self.sc.union(parts)
+
+    def _edge_rdd(self, ep: EdgePlan) -> Any:
+        records = self._sender_records(ep)
+        if ep.op is EdgeOp.COALESCE:
+            return records.coalesce(ep.dest_parallelism)
+        if ep.op is EdgeOp.REPARTITION:
+            return records.repartition(ep.dest_parallelism)
+        if ep.op is EdgeOp.PARTITION_BY:
+            return records.partitionBy(ep.dest_parallelism, target_partition)
+        return records  # NARROW
+
+    def _sender_records(self, ep: EdgePlan) -> Any:
+        """The records the sending side produces for ``ep`` (from the sender's stage)."""
+        site, ordinal, counts_vertex = ep.source, ep.source_ordinal, None
+        if ep.pre_aggregation is not None and ep.pre_aggregation.absorbed_vertex:
+            absorbed = self.plan.vertices[ep.pre_aggregation.absorbed_vertex]
+            site, ordinal, counts_vertex = absorbed.absorbed_into, absorbed.inbound[0].source_ordinal, absorbed.name
+        source = self.plan.vertices[site]
+        stage_rdd = self.stage_rdds[source.stage]
+        if not source.persisted:
+            return stage_rdd  # the stage task already ran this edge's sender
+        spec = sender_spec(ep, self.plan.members, self.plan.partition_count)
+        return stage_rdd.mapPartitionsWithIndex(TaggedSender(spec, ordinal, counts_vertex, self.accumulator, site))
+
+    def _broadcast(self, ep: EdgePlan) -> BroadcastInput:
+        records = self._sender_records(ep)
+        self.describe(f"collect '{ep.source}' for broadcast edge {ep.label}")
+        data: dict[int, list] = {}
+        for member, batch in records.collect():
+            data.setdefault(member, []).append(batch)
+        handle = self.sc.broadcast(data)
+        self.broadcasts.append(handle)
+        per_member = ep.route is not None and ep.route.value == "broadcast-member"
+        return BroadcastInput(ep.dest_ordinal, ep.priority, handle, per_member)
+
+    def _driver_slices(self, vp: VertexPlan) -> list[list]:
+        kind, name = vp.runtime_arg
+        items = list(self.collections.get(kind, name).items()) if kind == "map" else \
+            list(self.collections.get(kind, name))
+        p = vp.total_parallelism
+        size, extra = divmod(len(items), p)
+        slices, start = [], 0
+        for g in range(p):
+            end = start + size + (1 if g < extra else 0)
+            slices.append(items[start:end])
+            start = end
+        return slices
+
+    # ------------------------------------------------------------------ actions
+    def _run_action(self, stage: StagePlan, rdd: Any) -> None:
+        tail = self.plan.vertices[stage.tail]
+        self.describe(f"{', '.join(stage.vertices)}: {stage.action}")
+        if tail.kind is VertexKind.DRIVER_SINK:
+            self._fill_collection(tail, rdd)
+        elif tail.kind is VertexKind.SPARK_TEXT_SINK:
+            from dag.runtime import native_io
+
+            native_io.run_sink(rdd, self.dag.get_vertex(tail.name).meta_supplier)
+        else:
+            rdd.count()
+
+    def _fill_collection(self, vp: VertexPlan, rdd: Any) -> None:
+        kind, name = vp.runtime_arg
+        target = self.collections.get(kind, name)
+        if kind == "list":
+            target.extend(rdd.toLocalIterator())
+            return
+        for item in rdd.toLocalIterator():
+            if not (isinstance(item, tuple) and len(item) == 2):
+                raise DagValidationError(
+                    f"vertex '{vp.name}' (write_map_p({name!r})) received {item!r:.100}, not a (key, value) entry; "
+                    "emit entries with processors.entry(key, value) upstream"
+                )
+            target[item[0]] = item[1]

@@ -1,0 +1,161 @@
+"""``Engine``: runs DAGs on Spark (an embedded local Spark by default, or any Spark cluster).
+
+The engine owns a SparkSession it starts (see ``session.py`` for its settings) or borrows one passed in
+(then ``close()`` leaves it running). It resolves ``members`` and the default local parallelism once, plans
+DAGs with the pure planner (``engine.plan(dag)``) and runs them as asynchronous jobs (``engine.new_job``). It
+also holds the driver-side named collections (``get_map``/``get_list``), Jet's IMap/IList stand-ins for
+``read_map_p``/``read_list_p``/``write_map_p``/``write_list_p``.
+
+>>> # with Engine(EngineConfig(master="local[2]")) as engine:
+>>> #     engine.new_job(dag).join()
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from typing import Any
+
+from dag.config import EngineConfig, JobConfig
+from dag.errors import DagValidationError
+from dag.planner import PhysicalPlan, plan_dag
+from dag.runtime.job import Job
+
+__all__ = ["Engine"]
+
+
+class _Collections:
+    """Driver-side named maps and lists."""
+
+    def __init__(self) -> None:
+        self._maps: dict[str, dict] = {}
+        self._lists: dict[str, list] = {}
+        self._lock = threading.Lock()
+
+    def get(self, kind: str, name: str) -> Any:
+        with self._lock:
+            store = self._maps if kind == "map" else self._lists
+            if name not in store:
+                store[name] = {} if kind == "map" else []
+            return store[name]
+
+
+class Engine:
+    """Runs DAGs on Spark.
+
+    Args:
+        config: the :class:`~dag.config.EngineConfig` (default: ``EngineConfig()``, local Spark on all cores).
+        spark: an existing ``SparkSession`` to borrow instead of starting one (``config.master`` and
+            ``config.spark_conf`` are then ignored, and ``close()`` does not stop it).
+    """
+
+    def __init__(self, config: EngineConfig | None = None, spark: Any = None):
+        from dag.runtime import session as sessions
+
+        self._config = config or EngineConfig()
+        self._owns_session = spark is None
+        self._spark = sessions.create_session(self._config) if spark is None else spark
+        if spark is not None:
+            sessions.quiet(spark)
+        sc = self._spark.sparkContext
+        self._master = sc.master
+        self._local = sessions.is_local_master(self._master)
+        self._members = self._config.members or sessions.detect_members(sc, self._master)
+        self._default_parallelism = self._config.default_local_parallelism or max(
+            1, sc.defaultParallelism // self._members)
+        self._collections = _Collections()
+        self._jobs: list[Job] = []
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._closed = False
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def config(self) -> EngineConfig:
+        return self._config
+
+    @property
+    def spark(self) -> Any:
+        """The SparkSession jobs run on."""
+        self._check_open()
+        return self._spark
+
+    @property
+    def members(self) -> int:
+        return self._members
+
+    @property
+    def default_local_parallelism(self) -> int:
+        return self._default_parallelism
+
+    # ------------------------------------------------------------------ collections
+    def get_map(self, name: str) -> dict:
+        """The driver-side map ``name`` (created empty on first use); fill it before a job, read it after."""
+        return self._collections.get("map", name)
+
+    def get_list(self, name: str) -> list:
+        """The driver-side list ``name`` (created empty on first use)."""
+        return self._collections.get("list", name)
+
+    # ------------------------------------------------------------------ planning and jobs
+    def plan(self, dag: Any) -> PhysicalPlan:
+        """The physical plan ``dag`` would run with (``.explain()``, ``.to_dot()``); validates the DAG."""
+        return plan_dag(dag, self._config, self._members, self._default_parallelism)
+
+    def new_job(self, dag: Any, config: JobConfig | None = None) -> Job:
+        """Plan ``dag`` and start it asynchronously; returns the :class:`~dag.runtime.job.Job` at once.
+
+        Planning errors (an invalid DAG) are raised here, before anything runs.
+        """
+        self._check_open()
+        config = config or JobConfig()
+        plan = self.plan(dag)
+        if not self._local:
+            from dag.runtime.session import register_user_modules
+
+            register_user_modules()
+        with self._lock:
+            job_id = next(self._ids)
+            name = config.name or f"job-{job_id}"
+            if any(j.name == name and not j.status.is_terminal for j in self._jobs):
+                raise DagValidationError(f"A job named '{name}' is already running; choose another JobConfig.name")
+            job = Job(self, dag, plan, config, job_id, name)
+            self._jobs.append(job)
+        job._start()  # noqa: SLF001
+        return job
+
+    def get_jobs(self) -> list[Job]:
+        """All jobs this engine started, oldest first."""
+        with self._lock:
+            return list(self._jobs)
+
+    def get_job(self, name: str) -> Job | None:
+        """The newest job named ``name``, or None."""
+        with self._lock:
+            return next((j for j in reversed(self._jobs) if j.name == name), None)
+
+    # ------------------------------------------------------------------ lifecycle
+    def close(self) -> None:
+        """Cancel running jobs and stop the Spark session if the engine started it. Idempotent."""
+        if self._closed:
+            return
+        for job in self.get_jobs():
+            if not job.status.is_terminal:
+                job.cancel()
+        self._closed = True
+        if self._owns_session:
+            self._spark.stop()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise DagValidationError("This Engine is closed; create a new Engine")
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (f"Engine(master={self._master!r}, members={self._members}, "
+                f"default_local_parallelism={self._default_parallelism})")

@@ -1,0 +1,172 @@
+"""Jobs: one DAG execution on the engine's Spark session, started asynchronously (Jet's ``Job``).
+
+A job runs in its own thread, in its own Spark job group (``jetspark-<id>``), so ``cancel()`` can cancel
+exactly its Spark jobs. Status transitions: ``NOT_RUNNING`` (created) -> ``STARTING`` (planning, suppliers
+created on the driver) -> ``RUNNING`` (Spark actions) -> ``COMPLETING`` (meta suppliers closed, metrics read)
+-> ``COMPLETED`` or ``FAILED``. ``join()`` re-raises a failure as ``JobFailedError``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+from dag.errors import DagError, JobFailedError
+from dag.runtime.failures import decode_failure, summarize_spark_error
+from dag.runtime.metrics import JobMetrics, MetricsParam
+
+if TYPE_CHECKING:
+    from dag.config import JobConfig
+    from dag.planner.model import PhysicalPlan
+    from dag.runtime.engine import Engine
+
+__all__ = ["Job", "JobStatus"]
+
+
+class JobStatus(str, Enum):
+    """Jet's job states (those a batch job on Spark goes through)."""
+
+    NOT_RUNNING = "NOT_RUNNING"
+    STARTING = "STARTING"
+    RUNNING = "RUNNING"
+    COMPLETING = "COMPLETING"
+    FAILED = "FAILED"
+    COMPLETED = "COMPLETED"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self in (JobStatus.FAILED, JobStatus.COMPLETED)
+
+
+class Job:
+    """A running or finished job. Create it with ``engine.new_job(dag)``.
+
+    >>> # job = engine.new_job(dag, JobConfig(name="wc")); job.join(); job.status  -> JobStatus.COMPLETED
+    """
+
+    def __init__(self, engine: Engine, dag: Any, plan: PhysicalPlan, config: JobConfig, job_id: int, name: str):
+        self._engine, self._dag, self._plan, self._config = engine, dag, plan, config
+        self._id, self._name = job_id, name
+        self._status = JobStatus.NOT_RUNNING
+        self._submission_time = time.time()
+        self._error: BaseException | None = None
+        self._cancelled = False
+        self._done = threading.Event()
+        self._accumulator: Any = None
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._main, name=f"jetspark-job-{job_id}", daemon=True)
+
+    # ------------------------------------------------------------------ public API
+    @property
+    def id(self) -> int:
+        return self._id
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def config(self) -> JobConfig:
+        return self._config
+
+    @property
+    def plan(self) -> PhysicalPlan:
+        return self._plan
+
+    @property
+    def submission_time(self) -> float:
+        """When the job was submitted (seconds since the epoch)."""
+        return self._submission_time
+
+    @property
+    def status(self) -> JobStatus:
+        return self._status
+
+    @property
+    def group_id(self) -> str:
+        """The Spark job group of this job."""
+        return f"jetspark-{self._id}"
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for the job to finish; raise ``JobFailedError`` if it failed, ``TimeoutError`` on timeout."""
+        if not self._done.wait(timeout):
+            raise TimeoutError(f"Job '{self._name}' did not finish within {timeout} s (status {self._status.value})")
+        if self._error is not None:
+            raise self._error
+
+    def cancel(self) -> None:
+        """Cancel the job: its running Spark jobs are cancelled and it ends FAILED."""
+        with self._lock:
+            if self._status.is_terminal:
+                return
+            self._cancelled = True
+        self._engine.spark.sparkContext.cancelJobGroup(self.group_id)
+
+    def metrics(self) -> JobMetrics:
+        """``receivedCount`` per inbound and ``emittedCount`` per outbound ordinal, per vertex and processor
+        (complete once the job finished; a running job shows the tasks finished so far)."""
+        return JobMetrics(dict(self._accumulator.value) if self._accumulator is not None else {})
+
+    def __repr__(self) -> str:
+        return f"Job(id={self._id}, name={self._name!r}, status={self._status.value})"
+
+    # ------------------------------------------------------------------ execution
+    def _start(self) -> None:
+        self._thread.start()
+
+    def _main(self) -> None:
+        from dag.runtime.build import PlanRun
+        from dag.runtime.progress import ProgressDisplay
+
+        sc = self._engine.spark.sparkContext
+        run = None
+        error: BaseException | None = None
+        progress = ProgressDisplay(sc, self) if self._engine.config.progress else None
+        try:
+            self._status = JobStatus.STARTING
+            sc.setJobGroup(self.group_id, f"jetspark job '{self._name}'", interruptOnCancel=True)
+            self._accumulator = sc.accumulator({}, MetricsParam())
+            run = PlanRun(sc, self._dag, self._plan, job_id=self._id, job_name=self._name,
+                          guarantee=self._config.processing_guarantee, accumulator=self._accumulator,
+                          collections=self._engine._collections, describe=self._describe)  # noqa: SLF001
+            self._status = JobStatus.RUNNING
+            if progress is not None:
+                progress.start()
+            run.run()
+        except BaseException as exc:  # noqa: BLE001 - reported through join()
+            error = exc
+        finally:
+            if progress is not None:
+                progress.stop()
+        self._status = JobStatus.COMPLETING
+        if run is not None:
+            try:
+                run.close(error)
+            except BaseException as exc:  # noqa: BLE001
+                error = error or exc
+        self._finish(error)
+
+    def _describe(self, what: str) -> None:
+        self._engine.spark.sparkContext.setJobDescription(f"{self._name}: {what}")
+
+    def _finish(self, error: BaseException | None) -> None:
+        if error is not None:
+            self._error = self._translate(error)
+        self._status = JobStatus.FAILED if error is not None else JobStatus.COMPLETED
+        self._done.set()
+
+    def _translate(self, error: BaseException) -> BaseException:
+        if self._cancelled:
+            return JobFailedError(f"Job '{self._name}' was cancelled", job_name=self._name,
+                                  exc_type="CancellationException", exc_message="cancelled")
+        decoded = decode_failure(error, self._name)
+        if decoded is not None:
+            return decoded
+        if isinstance(error, JobFailedError):
+            return error
+        if isinstance(error, DagError):
+            return JobFailedError(f"Job '{self._name}' failed: {error}", job_name=self._name,
+                                  exc_type=type(error).__qualname__, exc_message=str(error))
+        return summarize_spark_error(error, self._name)

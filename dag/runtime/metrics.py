@@ -1,0 +1,70 @@
+"""Job metrics: Jet's ``receivedCount``/``emittedCount`` per processor and ordinal, gathered with one Spark
+accumulator per job.
+
+Each task adds one small dict ``{(vertex, processor_index, metric, ordinal): count}`` when it ends (never per
+item). :class:`JobMetrics` is the driver-side view.
+
+Notes on what is counted: a vertex whose processors were replaced by the planner (a receiver combining
+pre-aggregated accumulators) counts the entries it received; an accumulate vertex absorbed into its sender's
+task (``fuse_accumulate``) reports its counts under the sender's processor indices; a driver-side sink counts
+everything under processor 0. A task that Spark re-runs counts again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["MetricsParam", "JobMetrics", "RECEIVED", "EMITTED"]
+
+RECEIVED = "receivedCount"
+EMITTED = "emittedCount"
+
+
+class MetricsParam:
+    """``pyspark.AccumulatorParam`` for dicts of counters (duck-typed so this module imports no pyspark)."""
+
+    def zero(self, value: dict) -> dict:
+        return {}
+
+    def addInPlace(self, value1: dict, value2: dict) -> dict:  # noqa: N802 - pyspark's name
+        for key, count in value2.items():
+            value1[key] = value1.get(key, 0) + count
+        return value1
+
+
+class JobMetrics:
+    """Metrics of a job: ``metrics[vertex][processor_index]`` is
+    ``{"receivedCount": {ordinal: n}, "emittedCount": {ordinal: n}}``.
+
+    >>> m = JobMetrics({("map", 0, "receivedCount", 0): 3, ("map", 1, "receivedCount", 0): 2})
+    >>> m.total("map", "receivedCount"), m["map"][1]["receivedCount"]
+    (5, {0: 2})
+    """
+
+    def __init__(self, counters: dict[tuple[str, int, str, int], int]):
+        self._data: dict[str, dict[int, dict[str, dict[int, int]]]] = {}
+        for (vertex, index, metric, ordinal), count in sorted(counters.items(), key=lambda kv: repr(kv[0])):
+            proc = self._data.setdefault(vertex, {}).setdefault(index, {RECEIVED: {}, EMITTED: {}})
+            proc[metric][ordinal] = proc[metric].get(ordinal, 0) + count
+
+    def __getitem__(self, vertex: str) -> dict[int, dict[str, dict[int, int]]]:
+        return self._data[vertex]
+
+    def __contains__(self, vertex: object) -> bool:
+        return vertex in self._data
+
+    @property
+    def vertices(self) -> list[str]:
+        return list(self._data)
+
+    def total(self, vertex: str, metric: str, ordinal: int | None = None) -> int:
+        """The sum of ``metric`` over the vertex's processors (and over ordinals unless one is given)."""
+        return sum(n for proc in self._data.get(vertex, {}).values() for o, n in proc[metric].items()
+                   if ordinal is None or o == ordinal)
+
+    def as_dict(self) -> dict[str, Any]:
+        """A plain nested dict (JSON-friendly once keys are strings)."""
+        return {v: {i: {m: dict(c) for m, c in p.items()} for i, p in procs.items()} for v, procs in self._data.items()}
+
+    def __repr__(self) -> str:
+        return f"JobMetrics({self.as_dict()!r})"

@@ -1,0 +1,70 @@
+"""A terminal progress display per Spark stage (``EngineConfig(progress=True)``), instead of Spark's own bar.
+
+A daemon thread polls ``SparkContext.statusTracker()`` for the job's Spark job group twice a second and
+writes one line per active Spark stage to stderr (overwritten in place on a terminal, appended otherwise),
+named after the job's Spark job description, which names the vertices:
+
+    [wc] words, tokenize, accumulate: count() ... stage 3: 2/4 tasks (1 running)
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import Any, TextIO
+
+__all__ = ["ProgressDisplay"]
+
+
+class ProgressDisplay:
+    """Polls Spark's status tracker for one job and prints per-stage progress."""
+
+    def __init__(self, sc: Any, job: Any, stream: TextIO | None = None, interval: float = 0.5):
+        self._sc, self._job, self._stream, self._interval = sc, job, stream or sys.stderr, interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name=f"jetspark-progress-{job.id}", daemon=True)
+        self._last = ""
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=2)
+        if self._last and self._stream.isatty():
+            self._stream.write("\n")
+            self._stream.flush()
+
+    def lines(self) -> list[str]:
+        """The current progress lines (one per active stage of the job)."""
+        tracker = self._sc.statusTracker()
+        out = []
+        for job_id in tracker.getJobIdsForGroup(self._job.group_id):
+            info = tracker.getJobInfo(job_id)
+            if info is None or info.status != "RUNNING":
+                continue
+            for stage_id in info.stageIds:
+                stage = tracker.getStageInfo(stage_id)
+                if stage is None or stage.numTasks == 0 or stage.numCompletedTasks >= stage.numTasks:
+                    continue
+                if stage.numActiveTasks == 0 and stage.numCompletedTasks == 0:
+                    continue
+                out.append(f"[{self._job.name}] {stage.name[:60]} stage {stage_id}: "
+                           f"{stage.numCompletedTasks}/{stage.numTasks} tasks ({stage.numActiveTasks} running)")
+        return out
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self._interval):
+            try:
+                text = " | ".join(self.lines())
+            except Exception:  # noqa: BLE001 - a display must never break the job
+                continue
+            if not text or text == self._last:
+                continue
+            self._last = text
+            if self._stream.isatty():
+                self._stream.write("\r\x1b[K" + text[:200])
+            else:
+                self._stream.write(text + "\n")
+            self._stream.flush()

@@ -1,0 +1,116 @@
+"""Spark session management: start (or borrow) a SparkSession set up so user code just works on the workers.
+
+Choices (each can be overridden through ``EngineConfig.spark_conf`` or the environment):
+
+- workers run the driver's interpreter (``sys.executable``) unless ``PYSPARK_PYTHON`` or
+  ``spark.pyspark.python`` is set: from a non-activated virtual environment plain ``python3`` could not import
+  ``dag``, ``processors`` or ``edges``;
+- the driver's ``sys.path`` goes to the workers (``spark.executorEnv.PYTHONPATH``), so functions and classes
+  from the user's own modules (a script's directory, a test directory) unpickle there in local mode and on
+  ``local-cluster``; on a real cluster, :func:`register_user_modules` makes cloudpickle ship such modules by
+  value;
+- ``PYTHONHASHSEED`` is pinned (``"0"``) for the workers, so ``Partitioner.HASH_CODE`` agrees among them;
+- quiet: log level ERROR, no console progress bar (the engine has its own, ``EngineConfig.progress``);
+- ``spark.task.maxFailures`` 1: like Jet, a failing processor fails the job instead of being retried.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import sysconfig
+import time
+from typing import Any
+
+from dag.errors import DagValidationError
+
+__all__ = ["is_local_master", "create_session", "detect_members", "register_user_modules"]
+
+_OUR_PACKAGES = ("dag", "edges", "processors", "jetspark_cli", "pyspark", "py4j")
+
+
+def is_local_master(master: str) -> bool:
+    """Whether ``master`` runs everything in one JVM (``local``, ``local[4]``, ``local[*]``, ``local[2,3]``)."""
+    return master == "local" or master.startswith("local[")
+
+
+def _defaults(config: Any) -> dict[str, str]:
+    path = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
+    conf = {
+        "spark.ui.showConsoleProgress": "false",
+        "spark.executorEnv.PYTHONHASHSEED": "0",
+        "spark.executorEnv.PYTHONPATH": path,
+        "spark.task.maxFailures": "1",
+        "spark.sql.execution.arrow.pyspark.enabled": "false",
+    }
+    if "PYSPARK_PYTHON" not in os.environ and "spark.pyspark.python" not in config.spark_conf:
+        conf["spark.pyspark.python"] = sys.executable
+    return conf
+
+
+def create_session(config: Any) -> Any:
+    """A new SparkSession for ``config`` (raises if this process already runs a SparkContext)."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    if SparkContext._active_spark_context is not None:  # noqa: SLF001 - pyspark's own marker
+        raise DagValidationError(
+            "A SparkContext is already running in this process; pass its session as Engine(spark=session) or stop "
+            "it before creating an Engine that starts its own"
+        )
+    if "PYSPARK_PYTHON" not in os.environ and "spark.pyspark.python" not in config.spark_conf:
+        os.environ["PYSPARK_PYTHON"] = sys.executable  # read by SparkContext for the worker command
+    builder = SparkSession.builder.master(config.master).appName(config.app_name)
+    for key, value in {**_defaults(config), **config.spark_conf}.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def quiet(session: Any) -> None:
+    """Quiet a borrowed session's console (log level ERROR)."""
+    session.sparkContext.setLogLevel("ERROR")
+
+
+def detect_members(sc: Any, master: str, wait_s: float = 30.0) -> int:
+    """The member count by default: 1 in local mode, else the number of executors (waiting for them)."""
+    if is_local_master(master):
+        return 1
+    match = re.match(r"local-cluster\[\s*(\d+)\s*,", master)
+    expected = int(match.group(1)) if match else int(sc.getConf().get("spark.executor.instances", "0") or 0)
+    deadline = time.monotonic() + wait_s
+    count = 0
+    while time.monotonic() < deadline:
+        count = sc._jsc.sc().getExecutorMemoryStatus().size() - 1  # noqa: SLF001 - minus the driver
+        if count >= max(expected, 1):
+            break
+        time.sleep(0.2)
+    return max(count, 1)
+
+
+def register_user_modules() -> list[str]:
+    """Make cloudpickle pickle the user's own modules by value (for a real cluster); returns their names.
+
+    A user module is one loaded from a file outside the standard library, site-packages and jetspark's and
+    pyspark's packages, e.g. the script's directory or a test directory.
+    """
+    from pyspark import cloudpickle
+
+    skip = {os.path.realpath(p) for p in (sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"],
+                                          sysconfig.get_paths()["platlib"])}
+    registered = []
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if not file or name == "__main__" or name.split(".")[0] in _OUR_PACKAGES:
+            continue
+        real = os.path.realpath(file)
+        if "site-packages" in real or "dist-packages" in real or any(real.startswith(s + os.sep) for s in skip):
+            continue
+        try:
+            cloudpickle.register_pickle_by_value(module)
+            registered.append(name)
+        except (ValueError, TypeError):
+            continue
+    return registered

@@ -1,0 +1,271 @@
+"""The stage task: what runs in Spark partition g of a stage (pure Python, no pyspark import).
+
+A stage is a chain of vertices fused by narrow edges. In partition g the task
+
+1. turns the input records into a stream of ``(inbound_ordinal, batch)`` for the head vertex (keys of keyed
+   records dropped; the union already delivers inputs in ascending priority), merging in broadcast inputs by
+   priority;
+2. runs each vertex of the chain on the stream of the previous one, as generators: processor g of each vertex,
+   created from the member's ``ProcessorSupplier`` and run by ``processors.driver.drive`` (no serialization
+   between fused processors); runtime-bound vertices are plain loops;
+3. turns the tail's output into records: nothing (sinks), items (driver/text sinks), ``(ordinal, batch)``
+   (several outbound edges, persisted by the caller) or the edge's sender records.
+
+Metrics are added to the job's accumulator once, when the task ends. Any exception becomes a
+``TaskFailure`` whose message carries the failure marker (``failures.py``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import Any
+
+from dag.errors import DagValidationError
+from dag.planner.model import VertexKind
+from dag.runtime.failures import encode_failure, mark_origin
+from dag.runtime.metrics import EMITTED, RECEIVED
+from dag.runtime.senders import SenderSpec, send
+
+__all__ = ["BroadcastInput", "VertexTask", "StageTask"]
+
+_log = logging.getLogger("jetspark.runtime")
+
+
+@dataclass
+class BroadcastInput:
+    """A broadcast inbound edge: ``handle.value`` maps member (or 0 for all) to a list of batches."""
+
+    ordinal: int
+    priority: int
+    handle: Any
+    per_member: bool
+
+
+@dataclass
+class VertexTask:
+    """One vertex of a stage chain, as a task runs it."""
+
+    name: str
+    kind: VertexKind
+    local_parallelism: int
+    members: int
+    priorities: dict[int, int]              # inbound ordinal -> priority
+    capacities: list[int]                   # outbound ordinal -> queue size
+    fused_ordinal: int = 0                  # inbound ordinal of the fused edge from the previous vertex
+    suppliers: list[Any] | None = None      # per member ProcessorSupplier (PROCESSOR)
+    broadcasts: list[BroadcastInput] = field(default_factory=list)
+    combine: Any = None                     # PreAggregation: run as a combine of (key, acc) entries
+    job_id: int = 0
+    guarantee: Any = None
+
+
+@dataclass
+class StageTask:
+    """A stage: its chain, how its input records look and what it outputs."""
+
+    stage_id: int
+    chain: list[VertexTask]
+    keyed_input: bool
+    output: str                             # "drain" | "items" | "tagged" | "send"
+    sender: SenderSpec | None = None
+    sender_counts_vertex: str | None = None  # absorbed accumulate vertex reported by the sender
+    accumulator: Any = None
+
+    def __call__(self, g: int, records: Iterator[Any]) -> Iterator[Any]:
+        counters: dict = {}
+        try:
+            yield from self._run(g, records, counters)
+        except BaseException as exc:  # noqa: BLE001 - every failure must reach the driver with its marker
+            if isinstance(exc, GeneratorExit):
+                raise
+            raise encode_failure(exc, [v.name for v in self.chain], g) from None
+        finally:
+            if self.accumulator is not None and counters:
+                self.accumulator.add(counters)
+
+    def _run(self, g: int, records: Iterator[Any], counters: dict) -> Iterator[Any]:
+        head = self.chain[0]
+        if head.kind is VertexKind.DRIVER_SOURCE:
+            stream: Iterator = _driver_source(head, g, records, counters)
+        elif head.kind is VertexKind.SPARK_TEXT_SOURCE:
+            stream = _text_source(head, g, records, counters)
+        else:
+            main = (v for _, v in records) if self.keyed_input else records
+            stream = _run_vertex(head, g, _with_broadcasts(head, g, main), counters)
+        for vt in self.chain[1:]:
+            fused = vt.fused_ordinal
+            main = ((fused, batch) for _, batch in stream)
+            stream = _run_vertex(vt, g, _with_broadcasts(vt, g, main), counters)
+        if self.output == "drain":
+            for _ in stream:
+                pass
+        elif self.output == "items":
+            for _, batch in stream:
+                yield from batch
+        elif self.output == "tagged":
+            yield from stream
+        else:
+            yield from self._send(g, stream, counters)
+
+    def _send(self, g: int, stream: Iterator, counters: dict) -> Iterator[Any]:
+        counts: dict | None = {} if self.sender_counts_vertex else None
+        yield from send(self.sender, g, (batch for _, batch in stream), counts)  # type: ignore[arg-type]
+        if counts:
+            name = self.sender_counts_vertex
+            counters[(name, g, RECEIVED, 0)] = counts.get("received", 0)
+            counters[(name, g, EMITTED, 0)] = counts.get("emitted", 0)
+
+
+def _with_broadcasts(vt: VertexTask, g: int, main: Iterable[tuple[int, list]]) -> Iterator[tuple[int, list]]:
+    """Merge broadcast inputs into the (priority-ordered) main stream, keeping priorities non-decreasing."""
+    if not vt.broadcasts:
+        yield from main
+        return
+    member = g // vt.local_parallelism
+    pending = sorted(vt.broadcasts, key=lambda b: (b.priority, b.ordinal))
+
+    def flush(up_to: float) -> Iterator[tuple[int, list]]:
+        while pending and pending[0].priority <= up_to:
+            b = pending.pop(0)
+            for batch in b.handle.value.get(member if b.per_member else 0, ()):
+                yield b.ordinal, batch
+
+    priorities = vt.priorities
+    for ordinal, batch in main:
+        if pending:
+            yield from flush(priorities[ordinal])
+        yield ordinal, batch
+    yield from flush(float("inf"))
+
+
+def _contexts(vt: VertexTask, g: int) -> tuple[Any, Any]:
+    from processors.context import Context
+
+    lp = vt.local_parallelism
+    common = dict(vertex_name=vt.name, job_id=vt.job_id, total_parallelism=lp * vt.members, local_parallelism=lp,
+                  member_index=g // lp, member_count=vt.members, processing_guarantee=vt.guarantee)
+    supplier_ctx = Context(**common)
+    return supplier_ctx, Context(global_processor_index=g, local_processor_index=g % lp, **common)
+
+
+def _run_vertex(vt: VertexTask, g: int, stream: Iterator, counters: dict) -> Iterator[tuple[int, list]]:
+    if vt.kind is VertexKind.PROCESSOR and vt.combine is None:
+        return _run_processor(vt, g, stream, counters)
+    if vt.combine is not None:
+        return _run_combine(vt, g, stream, counters)
+    return _pass_through(vt, g, stream, counters)  # driver and text sinks: their input, flattened by the stage
+
+
+def _run_processor(vt: VertexTask, g: int, stream: Iterator, counters: dict) -> Iterator[tuple[int, list]]:
+    from processors.driver import ProcessorMetrics, drive
+
+    supplier_ctx, ctx = _contexts(vt, g)
+    supplier = vt.suppliers[g // vt.local_parallelism]  # type: ignore[index]
+    failure: BaseException | None = None
+    metrics = ProcessorMetrics()
+    try:
+        supplier.init(supplier_ctx)
+        processors = list(supplier.get(vt.local_parallelism))
+        if len(processors) != vt.local_parallelism:
+            raise DagValidationError(
+                f"ProcessorSupplier failed to return the requested number of processors for vertex '{vt.name}'. "
+                f"Requested: {vt.local_parallelism}, returned: {len(processors)}; get(count) must return exactly "
+                "count processors"
+            )
+        yield from drive(processors[g % vt.local_parallelism], ctx, inbound=stream,
+                         inbound_priorities=vt.priorities, outbound_capacities=vt.capacities, metrics=metrics,
+                         vertex_name=vt.name)
+    except BaseException as exc:
+        failure = exc
+        mark_origin(exc, vt.name, g)
+        raise
+    finally:
+        _record(counters, vt.name, g, metrics.received, metrics.emitted)
+        try:
+            supplier.close(failure)
+        except Exception as exc:  # noqa: BLE001 - never hide the original failure
+            if failure is None:
+                mark_origin(exc, vt.name, g)
+                raise
+            _log.warning("ProcessorSupplier.close() of vertex '%s' failed after an earlier failure: %r", vt.name, exc)
+
+
+def _record(counters: dict, vertex: str, g: int, received: dict, emitted: dict) -> None:
+    for o, n in received.items():
+        counters[(vertex, g, RECEIVED, o)] = counters.get((vertex, g, RECEIVED, o), 0) + n
+    for o, n in emitted.items():
+        counters[(vertex, g, EMITTED, o)] = counters.get((vertex, g, EMITTED, o), 0) + n
+
+
+def _chunks(items: list, size: int) -> Iterator[list]:
+    if len(items) <= size:
+        if items:
+            yield items
+        return
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def _emit_everywhere(vt: VertexTask, g: int, batches: Iterable[list], counters: dict,
+                     received: dict | None = None) -> Iterator[tuple[int, list]]:
+    emitted = dict.fromkeys(range(len(vt.capacities)), 0)
+    for batch in batches:
+        for o in emitted:
+            emitted[o] += len(batch)
+            yield o, batch
+    _record(counters, vt.name, g, received or {}, emitted)
+
+
+def _driver_source(vt: VertexTask, g: int, records: Iterator[list], counters: dict) -> Iterator[tuple[int, list]]:
+    size = min(vt.capacities) if vt.capacities else 1024
+    batches = (chunk for part in records for chunk in _chunks(part, size))
+    return _emit_everywhere(vt, g, batches, counters)
+
+
+def _text_source(vt: VertexTask, g: int, records: Iterator[str], counters: dict) -> Iterator[tuple[int, list]]:
+    size = min(vt.capacities) if vt.capacities else 1024
+
+    def batches() -> Iterator[list]:
+        while True:
+            batch = list(islice(records, size))
+            if not batch:
+                return
+            yield batch
+
+    return _emit_everywhere(vt, g, batches(), counters)
+
+
+def _pass_through(vt: VertexTask, g: int, stream: Iterator, counters: dict) -> Iterator[tuple[int, list]]:
+    received: dict[int, int] = dict.fromkeys(vt.priorities, 0)
+    for ordinal, batch in stream:
+        received[ordinal] = received.get(ordinal, 0) + len(batch)
+        yield ordinal, batch
+    _record(counters, vt.name, g, received, {})
+
+
+def _run_combine(vt: VertexTask, g: int, stream: Iterator, counters: dict) -> Iterator[tuple[int, list]]:
+    """A by-key aggregator whose input was pre-aggregated: combine the ``(key, acc)`` entries, emit as it would."""
+    pre = vt.combine
+    op = pre.operation
+    combine, missing = op.combine_fn, object()
+    acc: dict = {}
+    received = 0
+    try:
+        for _, batch in stream:
+            received += len(batch)
+            for k, a in batch:
+                cur = acc.get(k, missing)
+                acc[k] = a if cur is missing else combine(cur, a)
+        if pre.receiver_output == "entry":
+            out = list(acc.items())
+        else:
+            finish, to_output = op.finish_fn, pre.map_to_output_fn
+            out = [r for r in (to_output(k, finish(a)) for k, a in acc.items()) if r is not None]
+    except BaseException as exc:
+        mark_origin(exc, vt.name, g)
+        raise
+    size = min(vt.capacities) if vt.capacities else 1024
+    yield from _emit_everywhere(vt, g, _chunks(out, size), counters, {0: received})
