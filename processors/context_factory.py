@@ -94,4 +94,7 @@ class ContextFactory:
         self._create_fn, self._destroy_fn, self._cooperative, self._create_takes_context = state
 
     def __repr__(self) -> str:
-        return f"ContextFactory(create_fn={self._create_fn!r}, destroy_fn={self._destroy_fn!r}, cooperative={self._cooperative})"
+        return (
+            f"ContextFactory(create_fn={self._create_fn!r}, destroy_fn={self._destroy_fn!r}, "
+            f"cooperative={self._cooperative})"
+        )

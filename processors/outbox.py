@@ -141,7 +141,9 @@ class Outbox:
                 "Snapshot keys and values must not be None.",
             )
         if self._snapshot_refused:
-            self._fail("offer_to_snapshot() called again after it returned False, without returning first", _REFUSAL_FIX)
+            self._fail(
+                "offer_to_snapshot() called again after it returned False, without returning first", _REFUSAL_FIX
+            )
         pending = self._pending_snapshot
         if pending is not _NO_ITEM:
             if not (_same(pending[0], key) and _same(pending[1], value)):

@@ -24,7 +24,7 @@
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 from dag.errors import DagValidationError, ProcessorContractError
 from processors.processor import Processor
@@ -171,7 +171,9 @@ class _ExpectNothingSupplier(ProcessorSupplier):
 class _TotalParallelismOne(ProcessorMetaSupplier):
     def __init__(self, supplier: ProcessorSupplier, member_index: int):
         if not isinstance(member_index, int) or member_index < 0:
-            raise DagValidationError(f"force_total_parallelism_one: member_index must be an int >= 0, got {member_index!r}")
+            raise DagValidationError(
+                f"force_total_parallelism_one: member_index must be an int >= 0, got {member_index!r}"
+            )
         self.supplier = supplier
         self.member_index = member_index
         self.vertex_name: str | None = None
