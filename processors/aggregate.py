@@ -219,7 +219,8 @@ class AggregateOperation:
         return self._copy(accumulate_fn=fns, fast_path=None)
 
     def with_combining_accumulate_fn(self, get_acc_fn: Callable[[Any], Any]) -> AggregateOperation:
-        """An operation whose input items carry accumulators: ``accumulate(acc, item) = combine(acc, get_acc_fn(item))``.
+        """An operation whose input items carry accumulators:
+        ``accumulate(acc, item) = combine(acc, get_acc_fn(item))``.
 
         ``combine_p`` uses it with the identity. Needs a ``combine_fn``.
         """

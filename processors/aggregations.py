@@ -214,7 +214,7 @@ def all_of(*ops: AggregateOperation) -> AggregateOperation:
             acc[i] = fn(acc[i], item)
         return acc
 
-    return _composite(ops, accumulate, None, "all_of(" + ", ".join(map(repr, ops)) + ")")
+    return _composite(ops, accumulate, None, "all_of(" + ", ".join(map(_label, ops)) + ")")
 
 
 def aggregate_operation2(op0: AggregateOperation, op1: AggregateOperation,
@@ -292,7 +292,7 @@ def mapping(fn: Callable[[Any], Any], op: AggregateOperation) -> AggregateOperat
         return acc if value is None else downstream(acc, value)
 
     return AggregateOperation(op.create_fn, accumulate, op.combine_fn, op.deduct_fn, op.export_fn, op.finish_fn,
-                              name=f"mapping({op!r})")
+                              name=f"mapping({_label(op)})")
 
 
 def reducing(identity: Any, fn: Callable[[Any], Any], combine_fn: Callable[[Any, Any], Any],
@@ -410,7 +410,7 @@ def grouping_by(key_fn: Callable[[Any], Any], op: AggregateOperation | None = No
         dict, accumulate, combine if op_combine is not None else None, None,
         lambda acc: {k: export_fn(v) for k, v in acc.items()},
         lambda acc: {k: finish_fn(v) for k, v in acc.items()},
-        name=f"grouping_by({op!r})",
+        name=f"grouping_by({_label(op)})",
     )
 
 
@@ -473,6 +473,10 @@ def _n_extremes(n: int, key: Callable[[Any], Any] | None, *, reverse: bool, name
         return [e[2] for e in sorted(acc[1], reverse=True)]
 
     return AggregateOperation(lambda: [0, []], accumulate, combine, None, export, name=name)
+
+
+def _label(op: AggregateOperation) -> str:
+    return op.name or repr(op)
 
 
 def _check_op(label: str, op: Any) -> None:

@@ -98,7 +98,8 @@ class PeekWrappedP(Processor):
     _logger: logging.Logger | None = None
     _last_watermark: Any = None
 
-    def __init__(self, wrapped: Processor, to_string_fn: Callable[[Any], Any], should_log_fn: Callable[[Any], Any] | None,
+    def __init__(self, wrapped: Processor, to_string_fn: Callable[[Any], Any],
+                 should_log_fn: Callable[[Any], Any] | None,
                  *, peek_input: bool, peek_output: bool):
         self.wrapped = wrapped
         self.to_string_fn = to_string_fn

@@ -89,7 +89,7 @@ def test_arity_when_several_accumulate_fns_then_one_per_ordinal():
     acc = op.accumulate(op.create(), 5, ordinal=0)
     acc = op.accumulate(acc, 7, ordinal=1)
     assert acc == [5, 7]
-    with pytest.raises(DagValidationError, match="has 2 accumulating functions, but was asked for the function at index 2"):
+    with pytest.raises(DagValidationError, match="2 accumulating functions, but was asked for the function at index 2"):
         op.accumulate(acc, 1, ordinal=2)
     with pytest.raises(DagValidationError, match="accumulate_fns"):
         op.accumulate_fn
