@@ -118,9 +118,7 @@ def build_dag(directory: str | os.PathLike = ".", count: int = 100) -> DAG:
     dag = DAG()
     source = build_item_source(count)
     sink = build_cpu_log_sink(directory)
-    dag.new_vertex(source.name, source)
-    dag.new_vertex(sink.name, sink)
-    dag.edge(between(source.name, sink.name))
+    dag.edge(between(dag.new_vertex(source.name, source), dag.new_vertex(sink.name, sink)))
     return dag
 
 

@@ -54,9 +54,9 @@ def build_dag(count: int = 1000, sink=None) -> DAG:
     """``numbers -> sink``; the sink defaults to ``write_list_p("numbers")`` (``engine.get_list("numbers")``)."""
     dag = DAG()
     source = build_numbers_source(count)
-    dag.new_vertex(source.name, source)
-    dag.new_vertex("sink", sink if sink is not None else write_list_p(RESULT_LIST))
-    dag.edge(between(source.name, "sink"))
+    source_vertex = dag.new_vertex(source.name, source)
+    sink_vertex = dag.new_vertex("sink", sink if sink is not None else write_list_p(RESULT_LIST))
+    dag.edge(between(source_vertex, sink_vertex))
     return dag
 
 

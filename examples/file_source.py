@@ -48,9 +48,9 @@ def build_dag(path: str | os.PathLike = "data.0.csv", sink=None) -> DAG:
     """``cpu-source -> sink``; the sink defaults to ``write_logger_p()`` (one log line per item)."""
     dag = DAG()
     source = build_cpu_log_source(path)
-    dag.new_vertex(source.name, source)
-    dag.new_vertex("sink", sink if sink is not None else write_logger_p())
-    dag.edge(between(source.name, "sink"))
+    source_vertex = dag.new_vertex(source.name, source)
+    sink_vertex = dag.new_vertex("sink", sink if sink is not None else write_logger_p())
+    dag.edge(between(source_vertex, sink_vertex))
     return dag
 
 
