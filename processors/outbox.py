@@ -117,7 +117,13 @@ class Outbox:
             buckets = self._buckets
             if ordinal == -1:
                 if len(buckets) != 1:
-                    return self._offer_slow(item, self._all)
+                    caps = self._capacities
+                    for o, bucket in enumerate(buckets):
+                        if len(bucket) >= caps[o]:
+                            return self._offer_slow(item, self._all)
+                    for bucket in buckets:
+                        bucket.append(item)
+                    return True
                 ordinal = 0
             elif not 0 <= ordinal < len(buckets):
                 return self._offer_slow(item, ordinal)
