@@ -11,6 +11,7 @@ Two rewrites, each only where the result is provably the same and each switchabl
      ``whole_item``/``entry_key``; for ``combine_by_key_p`` the edge must key by ``entry_key``),
    - the edge is not ``all_to_one`` (there is no key function).
 
+   ``combine`` mode is skipped when the sender is itself a by-key aggregator (one entry per key already).
    The sender keeps one accumulator per key for its whole partition and sends ``(key, acc)`` entries; in
    ``accumulate`` mode the destination's processors are replaced by a combine of those entries that emits what
    the original processor would (``(key, acc)`` or ``map_to_output_fn(key, finish(acc))``).
@@ -107,7 +108,7 @@ def plan_pre_aggregation(dag: Any, vertices: dict[str, VertexPlan], members: int
         return infos[name]
 
     for vp in vertices.values():
-        if len(vp.inbound) != 1 or vp.inbound[0].op is not EdgeOp.PARTITION_BY:
+        if len(vp.inbound) != 1 or vp.inbound[0].op is not EdgeOp.PARTITION_BY or vp.inbound[0].pre_aggregation:
             continue
         info = info_of(vp.name)
         if info is None or info.operation.combine_fn is None or not _keys_match(vp.inbound[0].edge, info):
@@ -115,6 +116,9 @@ def plan_pre_aggregation(dag: Any, vertices: dict[str, VertexPlan], members: int
         if config.fuse_accumulate and info.kind == "accumulate" and _try_fuse_accumulate(vp, info, vertices,
                                                                                            members, info_of):
             continue
+        source = vertices[vp.inbound[0].source]
+        if info.kind == "combine" and (info_of(source.name) is not None or source.combine_substitute is not None):
+            continue  # the sender's output already has one accumulator per key
         if config.pre_aggregate:
             _pre_aggregate(vp, info)
 

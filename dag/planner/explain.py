@@ -81,18 +81,15 @@ def _vertex_line(vp: VertexPlan, members: int) -> str:
         notes.append("runs as a combine of pre-aggregated accumulators")
     if vp.absorbed_into is not None:
         notes.append(f"accumulates inside the tasks of '{vp.absorbed_into}'")
+    broadcasts = [f"'{ep.source}'" for ep in vp.inbound if ep.op is EdgeOp.BROADCAST]
+    if broadcasts:
+        notes.append("broadcast input from " + ", ".join(broadcasts))
     note = "".join(f"; {n}" for n in notes)
     return (f"    {vp.name}: {what}, parallelism {vp.total_parallelism} "
             f"(local {vp.local_parallelism} x {members} member{'s' if members != 1 else ''}){note}")
 
 
 def _stage_input(head: VertexPlan) -> str:
-    broadcasts = [f"'{ep.source}'" for ep in head.inbound if ep.op is EdgeOp.BROADCAST]
-    text = _main_input(head)
-    return text + (" + broadcast from " + ", ".join(broadcasts) if broadcasts else "")
-
-
-def _main_input(head: VertexPlan) -> str:
     if not head.inbound:
         if head.kind is VertexKind.DRIVER_SOURCE:
             return f"parallelize(driver {head.runtime_arg[0]} {head.runtime_arg[1]!r} sliced, {head.total_parallelism})"

@@ -201,11 +201,47 @@ def _stages(vertices: dict[str, VertexPlan]) -> list[StagePlan]:
         else:
             vp.stage = len(stages)
             stages.append(StagePlan(vp.stage, [vp.name], vp.total_parallelism))
+    stages = _topological_stages(stages, vertices)
     for stage in stages:
         tail = vertices[stage.tail]
         if tail.is_leaf:
             stage.action = _action_of(tail)
     return stages
+
+
+def _topological_stages(stages: list[StagePlan], vertices: dict[str, VertexPlan]) -> list[StagePlan]:
+    """Renumber stages so every stage comes after the stages it reads (a vertex fused into an early stage may
+    take a broadcast input from a later one). The stage graph is acyclic: only a chain's tail has edges out."""
+    deps: list[set[int]] = [set() for _ in stages]
+    for vp in vertices.values():
+        for ep in vp.inbound:
+            src_stage = vertices[ep.source].stage
+            if src_stage != vp.stage:
+                deps[vp.stage].add(src_stage)
+    order: list[int] = []
+    state = [0] * len(stages)  # 0 new, 1 visiting, 2 done
+    for root in range(len(stages)):
+        if state[root]:
+            continue
+        stack = [(root, iter(sorted(deps[root])))]
+        state[root] = 1
+        while stack:
+            node, children = stack[-1]
+            child = next((c for c in children if state[c] == 0), None)
+            if child is None:
+                stack.pop()
+                state[node] = 2
+                order.append(node)
+            else:
+                state[child] = 1
+                stack.append((child, iter(sorted(deps[child]))))
+    renumber = {old: new for new, old in enumerate(order)}
+    for vp in vertices.values():
+        vp.stage = renumber[vp.stage]
+    result = [stages[old] for old in order]
+    for stage in result:
+        stage.id = renumber[stage.id]
+    return result
 
 
 def _action_of(vp: VertexPlan) -> str:

@@ -10,7 +10,8 @@ Choices (each can be overridden through ``EngineConfig.spark_conf`` or the envir
   ``local-cluster``; on a real cluster, :func:`register_user_modules` makes cloudpickle ship such modules by
   value;
 - ``PYTHONHASHSEED`` is pinned (``"0"``) for the workers, so ``Partitioner.HASH_CODE`` agrees among them;
-- quiet: log level ERROR, no console progress bar (the engine has its own, ``EngineConfig.progress``);
+- quiet: a log4j2 configuration at level ERROR for the driver JVM (unless ``spark.driver.extraJavaOptions`` is
+  set), log level ERROR, no console progress bar (the engine has its own, ``EngineConfig.progress``);
 - ``spark.task.maxFailures`` 1: like Jet, a failing processor fails the job instead of being retried.
 """
 
@@ -20,6 +21,7 @@ import os
 import re
 import sys
 import sysconfig
+import tempfile
 import time
 from typing import Any
 
@@ -35,6 +37,25 @@ def is_local_master(master: str) -> bool:
     return master == "local" or master.startswith("local[")
 
 
+_QUIET_LOG4J2 = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+"""
+
+
+def _quiet_log4j_file() -> str:
+    path = os.path.join(tempfile.gettempdir(), "jetspark-log4j2-quiet.properties")
+    if not os.path.exists(path):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(_QUIET_LOG4J2)
+    return path
+
+
 def _defaults(config: Any) -> dict[str, str]:
     path = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
     conf = {
@@ -46,6 +67,8 @@ def _defaults(config: Any) -> dict[str, str]:
     }
     if "PYSPARK_PYTHON" not in os.environ and "spark.pyspark.python" not in config.spark_conf:
         conf["spark.pyspark.python"] = sys.executable
+    if "spark.driver.extraJavaOptions" not in config.spark_conf:
+        conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{_quiet_log4j_file()}"
     return conf
 
 

@@ -1,0 +1,22 @@
+"""Shared fixtures: ONE local Spark session (``local[2]``) for every Spark test of the run.
+
+``engine`` is session-scoped: created on first use, closed at the end of the run. Tests that need another
+engine configuration on the same session borrow it: ``Engine(EngineConfig(members=2), spark=engine.spark)``
+(a borrowing engine never stops the session). Spark tests are marked ``@pytest.mark.spark``; tests that need
+more than the shared session (the local-cluster test) are marked ``slow`` and run in a subprocess.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def engine():
+    """The shared Engine on local[2] (Spark UI off, small shuffle defaults)."""
+    from dag import Engine, EngineConfig
+
+    eng = Engine(EngineConfig(master="local[2]", app_name="jetspark-tests",
+                              spark_conf={"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4"}))
+    yield eng
+    eng.close()
