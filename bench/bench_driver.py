@@ -9,8 +9,10 @@ same lines:
 - ``AbstractProcessor``: one user processor doing all three in ``try_process0`` with a ``flat_mapper``,
   through the generic inbox/outbox path.
 
-Throughput counts input lines per second (median of ``--repeat`` runs after a warm-up); the words produced are
-checked to be identical. Run: ``.venv/bin/python bench/bench_driver.py [--lines N] [--batch B] [--repeat R]``.
+Throughput counts input lines per second (median of ``--repeat`` interleaved runs after a warm-up); the words
+produced are checked to be identical.
+
+Run: ``.venv/bin/python bench/bench_driver.py [--lines N] [--batch B] [--repeat R]``.
 """
 
 from __future__ import annotations
@@ -94,14 +96,20 @@ def abstract_processor(lines: list[str], batch: int) -> list[str]:
     return out
 
 
-def measure(fn: Callable[[list[str], int], list[str]], lines: list[str], batch: int, repeat: int) -> tuple[float, list]:
-    result = fn(lines, batch)  # warm-up
-    times = []
+def measure(variants: dict[str, Callable[[list[str], int], list[str]]], lines: list[str], batch: int,
+            repeat: int) -> dict[str, float]:
+    """Lines per second of each variant: median of ``repeat`` runs, interleaved so machine noise hits all alike."""
+    expected = plain_loop(lines, batch)
+    for name, fn in variants.items():  # warm-up and correctness check
+        if fn(lines, batch) != expected:
+            raise SystemExit(f"{name} produced different output from the plain loop")
+    times: dict[str, list[float]] = {name: [] for name in variants}
     for _ in range(repeat):
-        start = time.perf_counter()
-        fn(lines, batch)
-        times.append(time.perf_counter() - start)
-    return len(lines) / statistics.median(times), result
+        for name, fn in variants.items():
+            start = time.perf_counter()
+            fn(lines, batch)
+            times[name].append(time.perf_counter() - start)
+    return {name: len(lines) / statistics.median(t) for name, t in times.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,19 +119,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5, help="timed runs per variant (median)")
     args = parser.parse_args(argv)
     lines = make_lines(args.lines)
-    base_rate, expected = measure(plain_loop, lines, args.batch, args.repeat)
-    rows = [("plain loop", base_rate)]
-    for name, fn in (("built-in chain", builtin_chain), ("AbstractProcessor", abstract_processor)):
-        rate, result = measure(fn, lines, args.batch, args.repeat)
-        if result != expected:
-            raise SystemExit(f"{name} produced different output from the plain loop")
-        rows.append((name, rate))
-    print(f"{args.lines} lines ({len(expected)} words out), batch {args.batch}, median of {args.repeat}, "
+    rates = measure({"plain loop": plain_loop, "built-in chain": builtin_chain,
+                     "AbstractProcessor": abstract_processor}, lines, args.batch, args.repeat)
+    base = rates["plain loop"]
+    print(f"{args.lines} lines, batch {args.batch}, median of {args.repeat} interleaved runs, "
           f"Python {sys.version.split()[0]}")
     print(f"| {'variant':<18} | {'lines/s':>12} | {'vs plain loop':>13} |")
     print(f"|{'-' * 20}|{'-' * 14}|{'-' * 15}|")
-    for name, rate in rows:
-        print(f"| {name:<18} | {rate:>12,.0f} | {rate / base_rate:>12.2f}x |")
+    for name, rate in rates.items():
+        print(f"| {name:<18} | {rate:>12,.0f} | {rate / base:>12.2f}x |")
     return 0
 
 
