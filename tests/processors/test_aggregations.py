@@ -229,3 +229,44 @@ def test_library_when_items_unorderable_then_top_n_never_compares_items():
         pass
     items = [Opaque() for _ in range(4)]
     assert run(top_n(2, key=lambda o: 1), items) == items[:2]
+
+
+SPLITTABLE = {
+    "counting": counting, "summing": summing, "to_list": to_list, "to_set": to_set, "sorting": sorting,
+    "min_by": min_by, "max_by": max_by, "pick_any": pick_any, "top_n": lambda: top_n(3),
+    "bottom_n": lambda: bottom_n(3), "grouping_by": lambda: grouping_by(lambda x: x % 3, summing()),
+    "all_of": lambda: all_of(counting(), max_by(), to_list()), "concatenating": lambda: mapping(str, concatenating(",")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPLITTABLE))
+def test_library_when_input_split_anywhere_and_combined_then_same_result(name):
+    from hypothesis import given, settings, strategies as st
+
+    @settings(max_examples=30, deadline=None)
+    @given(st.lists(st.integers(-5, 5), max_size=12), st.integers(0, 12))
+    def check(items, at):
+        op = SPLITTABLE[name]()
+        assert run_split(op, items, min(at, len(items))) == run(SPLITTABLE[name](), items)
+
+    check()
+
+
+@pytest.mark.parametrize("make", [counting, summing, averaging, pick_any])
+def test_library_when_deducting_combined_part_then_result_of_the_rest(make):
+    from hypothesis import given, settings, strategies as st
+
+    @settings(max_examples=30, deadline=None)
+    @given(st.lists(st.integers(1, 9), max_size=8), st.lists(st.integers(1, 9), max_size=8))
+    def check(rest, part):
+        op = make()
+        total = op.combine(accumulated(op, rest), accumulated(op, part))
+        got, expected = op.finish(op.deduct(total, accumulated(op, part))), run(make(), rest)
+        if make is pick_any:  # deduct keeps some remaining item, or None when nothing remains
+            assert (got is None) == (not rest)
+        elif isinstance(expected, float) and math.isnan(expected):
+            assert math.isnan(got)
+        else:
+            assert got == expected
+
+    check()
