@@ -235,7 +235,8 @@ SPLITTABLE = {
     "counting": counting, "summing": summing, "to_list": to_list, "to_set": to_set, "sorting": sorting,
     "min_by": min_by, "max_by": max_by, "pick_any": pick_any, "top_n": lambda: top_n(3),
     "bottom_n": lambda: bottom_n(3), "grouping_by": lambda: grouping_by(lambda x: x % 3, summing()),
-    "all_of": lambda: all_of(counting(), max_by(), to_list()), "concatenating": lambda: mapping(str, concatenating(",")),
+    "all_of": lambda: all_of(counting(), max_by(), to_list()),
+    "concatenating": lambda: mapping(str, concatenating(",")),
 }
 
 
