@@ -202,11 +202,11 @@ def build_dag(stopwords: str | Path = STOPWORDS) -> DAG:
     )
 
 
-def prepare(engine, books: str | Path = BOOKS) -> None:
-    """Fill ``docs`` with the documents of ``books`` and empty ``index``."""
+def prepare(engine, books: str | Path | dict[int, str] = BOOKS) -> None:
+    """Fill ``docs`` with the documents of ``books`` (a directory or a ``document_paths`` result); empty ``index``."""
     docs = engine.get_map(DOCS_MAP)
     docs.clear()
-    docs.update(document_paths(books))
+    docs.update(books if isinstance(books, dict) else document_paths(books))
     engine.get_map(INDEX_MAP).clear()
 
 
@@ -252,8 +252,12 @@ def print_results(results: list[tuple[int, float]], docs: Mapping[int, str], lim
 
 def interact(index: Index, stopwords: frozenset[str], docs: Mapping[int, str]) -> None:
     """Read phrases from standard input until end of input or an empty line; print the best documents."""
-    print(f"Inverted index of {len(docs)} documents, {len(index):,} words. Enter a phrase (empty line quits).")
-    for line in iter(lambda: input("search> ") if sys.stdin.isatty() else sys.stdin.readline(), ""):
+    print("Enter a phrase to search (an empty line or end of input quits).")
+    while True:
+        try:
+            line = input("search> ")
+        except EOFError:
+            break
         if not line.strip():
             break
         print_results(search(index, stopwords, line), docs)
@@ -279,9 +283,11 @@ def job(
     """The ``jetspark`` entry point:
     ``jetspark run examples/tf_idf.py [--books DIR] [--stopwords FILE] [--search PHRASE] [--interactive]``."""
     phrase = search
+    docs = document_paths(books)  # these two fail here, before Spark starts, when a path is wrong
+    read_stopwords(stopwords)
     return JobSpec(
         build_dag(stopwords),
-        prepare=lambda engine: prepare(engine, books),
+        prepare=lambda engine: prepare(engine, docs),
         report=lambda engine, _job: report(engine, stopwords, phrase, interactive),
         name="tf-idf",
     )

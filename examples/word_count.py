@@ -105,11 +105,11 @@ def build_dag() -> DAG:
     )
 
 
-def prepare(engine, books: str | Path = BOOKS) -> None:
-    """Fill ``docs`` with the documents of ``books`` and empty ``counts``."""
+def prepare(engine, books: str | Path | dict[int, str] = BOOKS) -> None:
+    """Fill ``docs`` with the documents of ``books`` (a directory or a ``document_paths`` result); empty ``counts``."""
     docs = engine.get_map(DOCS_MAP)
     docs.clear()
-    docs.update(document_paths(books))
+    docs.update(books if isinstance(books, dict) else document_paths(books))
     engine.get_map(COUNTS_MAP).clear()
 
 
@@ -135,9 +135,10 @@ def print_report(counts: dict[str, int], top: int = 10, out=None) -> None:
 
 def job(books: str = str(BOOKS), top: int = 10) -> JobSpec:
     """The ``jetspark`` entry point: ``jetspark run examples/word_count.py [--books DIR] [--top N]``."""
+    docs = document_paths(books)  # fails here, before Spark starts, when --books is wrong
     return JobSpec(
         build_dag(),
-        prepare=lambda engine: prepare(engine, books),
+        prepare=lambda engine: prepare(engine, docs),
         report=lambda engine, _job: print_report(dict(engine.get_map(COUNTS_MAP)), top),
         name="word-count",
     )
