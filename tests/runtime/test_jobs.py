@@ -1,0 +1,253 @@
+"""Jobs on Spark: lifecycle order across priorities, fan-out computed once, failures, metrics, status,
+cancellation, named jobs, driver collections and the plan's explain output."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+
+from dag import DAG, JobConfig, JobFailedError, JobStatus
+from edges import between, from_
+from processors import (
+    AbstractProcessor,
+    Processor,
+    map_p,
+    read_list_p,
+    read_map_p,
+    traverse_iterable,
+    write_list_p,
+    write_map_p,
+)
+
+pytestmark = pytest.mark.spark
+
+
+def unique(prefix):
+    return f"{prefix}-{uuid.uuid4().hex}"
+
+
+class Emit(AbstractProcessor):
+    def __init__(self, items):
+        super().__init__()
+        self.all = items
+
+    def init_processor(self, context):
+        self.items = traverse_iterable(self.all if context.global_processor_index == 0 else [])
+
+    def complete(self):
+        return self.emit_from_traverser(self.items)
+
+
+class Recorder(AbstractProcessor):
+    """Emits its lifecycle as events: ("item", ordinal, item), ("complete_edge", ordinal), ("complete",)."""
+
+    def init_processor(self, context):
+        self.events = [("init", context.global_processor_index)]
+        self.out = None
+
+    def try_process_any(self, ordinal, item):
+        self.events.append(("item", ordinal, item))
+        return True
+
+    def complete_edge(self, ordinal):
+        self.events.append(("complete_edge", ordinal))
+        return True
+
+    def complete(self):
+        if self.out is None:
+            self.events.append(("complete",))
+            self.out = traverse_iterable(self.events)
+        return self.emit_from_traverser(self.out)
+
+
+def test_priorities_when_three_inputs_then_groups_drained_and_completed_in_ascending_priority(engine):
+    name = unique("prio")
+    dag = DAG()
+    a = dag.new_vertex("a", lambda: Emit(["a1", "a2"]), local_parallelism=1)
+    b = dag.new_vertex("b", lambda: Emit(["b1", "b2"]), local_parallelism=1)
+    c = dag.new_vertex("c", lambda: Emit(["c1", "c2"]), local_parallelism=2)
+    r = dag.new_vertex("rec", Recorder, local_parallelism=1)
+    s = dag.new_vertex("sink", write_list_p(name))
+    dag.edge(from_(a).to(r, 0).priority(2))
+    dag.edge(from_(b).to(r, 1).partitioned(str))
+    dag.edge(from_(c).to(r, 2).broadcast().priority(1))
+    dag.edge(between(r, s))
+    engine.new_job(dag).join()
+    events = list(engine.get_list(name))
+    assert events[0] == ("init", 0) and events[-1] == ("complete",)
+    kinds = [(e[0], e[1]) for e in events[1:-1]]
+    expected = [("item", 1), ("item", 1), ("complete_edge", 1), ("item", 2), ("item", 2), ("complete_edge", 2),
+                ("item", 0), ("item", 0), ("complete_edge", 0)]
+    assert kinds == expected
+    assert sorted(e[2] for e in events if e[0] == "item") == ["a1", "a2", "b1", "b2", "c1", "c2"]
+
+
+class CountInits(Processor):
+    """Emits one item per init call, to two outbound ordinals."""
+
+    def init(self, outbox, context):
+        self.outbox = outbox
+        self.pending = [(0, context.global_processor_index), (1, context.global_processor_index)]
+
+    def complete(self):
+        while self.pending:
+            ordinal, item = self.pending[0]
+            if not self.outbox.offer(ordinal, item):
+                return False
+            self.pending.pop(0)
+        return True
+
+
+def test_fan_out_vertex_when_two_consumers_then_computed_once(engine):
+    left, right = unique("left"), unique("right")
+    dag = DAG()
+    src = dag.new_vertex("src", CountInits, local_parallelism=2)
+    x = dag.new_vertex("x", write_list_p(left))
+    y = dag.new_vertex("y", write_list_p(right))
+    dag.edge(from_(src, 0).to(x)).edge(from_(src, 1).to(y))
+    job = engine.new_job(dag)
+    job.join()
+    assert sorted(engine.get_list(left)) == [0, 1] and sorted(engine.get_list(right)) == [0, 1]
+    metrics = job.metrics()
+    assert metrics.total("src", "emittedCount", 0) == 2  # each processor ran exactly once
+    assert metrics.total("src", "emittedCount", 1) == 2
+    assert "persisted once" in engine.plan(dag).explain()
+
+
+class Boom(AbstractProcessor):
+    def init_processor(self, context):
+        self.index = context.global_processor_index
+
+    def try_process0(self, item):
+        if item == 7:
+            explode(item)
+        return self.try_emit(item)
+
+
+def explode(item):
+    raise ValueError(f"cannot handle {item}")
+
+
+def failing_dag(source_list, sink_list):
+    dag = DAG()
+    s = dag.new_vertex("numbers", read_list_p(source_list), local_parallelism=2)
+    b = dag.new_vertex("boom", Boom, local_parallelism=2)
+    k = dag.new_vertex("sink", write_list_p(sink_list))
+    dag.edge(between(s, b)).edge(between(b, k))
+    return dag
+
+
+def test_failure_when_processor_raises_then_job_failed_error_names_vertex_index_type_and_traceback(engine):
+    src = unique("nums")
+    engine.get_list(src).extend(range(10))  # 0..4 -> processor 0, 5..9 -> processor 1
+    job = engine.new_job(failing_dag(src, unique("out")), JobConfig(name=unique("failing")))
+    with pytest.raises(JobFailedError) as info:
+        job.join()
+    err = info.value
+    assert (err.vertex, err.processor_index, err.exc_type) == ("boom", 1, "ValueError")
+    assert err.exc_message == "cannot handle 7" and err.job_name == job.name
+    assert "in explode" in err.user_traceback and "raise ValueError" in err.user_traceback
+    assert "py4j" not in str(err) and "org.apache.spark" not in str(err)
+    assert job.status is JobStatus.FAILED
+    # the engine stays usable
+    ok = unique("ok")
+    engine.get_list(ok).extend(range(5))
+    out = unique("out")
+    engine.new_job(failing_dag(ok, out)).join()
+    assert sorted(engine.get_list(out)) == list(range(5))
+
+
+class EmitsNone(AbstractProcessor):
+    def try_process0(self, item):
+        return self.try_emit(None)
+
+
+def test_failure_when_processor_emits_none_then_contract_error_reported(engine):
+    src = unique("nums")
+    engine.get_list(src).extend(range(3))
+    dag = DAG()
+    s = dag.new_vertex("numbers", read_list_p(src), local_parallelism=1)
+    n = dag.new_vertex("nones", EmitsNone, local_parallelism=1)
+    k = dag.new_vertex("sink", write_list_p(unique("out")))
+    dag.edge(between(s, n)).edge(between(n, k))
+    with pytest.raises(JobFailedError) as info:
+        engine.new_job(dag).join()
+    assert info.value.exc_type == "ProcessorContractError" and info.value.vertex == "nones"
+    assert "None" in info.value.exc_message
+
+
+def test_metrics_when_job_done_then_received_and_emitted_per_processor_and_ordinal(engine):
+    src, out = unique("nums"), unique("out")
+    engine.get_list(src).extend(range(10))
+    dag = DAG()
+    s = dag.new_vertex("numbers", read_list_p(src), local_parallelism=2)
+    m = dag.new_vertex("evens", map_p(lambda x: x if x % 2 == 0 else None), local_parallelism=2)
+    k = dag.new_vertex("sink", write_list_p(out))
+    dag.edge(between(s, m)).edge(between(m, k))
+    job = engine.new_job(dag)
+    job.join()
+    metrics = job.metrics()
+    assert metrics["evens"][0] == {"receivedCount": {0: 5}, "emittedCount": {0: 3}}  # 0, 2, 4
+    assert metrics["evens"][1] == {"receivedCount": {0: 5}, "emittedCount": {0: 2}}  # 6, 8
+    assert metrics.total("numbers", "emittedCount") == 10
+    assert metrics.total("sink", "receivedCount") == 5
+
+
+def test_driver_map_round_trip_then_entries_sliced_and_written(engine):
+    src, out = unique("map-in"), unique("map-out")
+    engine.get_map(src).update({f"k{i}": i for i in range(7)})
+    dag = DAG()
+    s = dag.new_vertex("read", read_map_p(src))
+    m = dag.new_vertex("inc", map_p(lambda e: (e[0], e[1] + 1)))
+    k = dag.new_vertex("write", write_map_p(out))
+    dag.edge(between(s, m)).edge(between(m, k))
+    engine.new_job(dag).join()
+    assert engine.get_map(out) == {f"k{i}": i + 1 for i in range(7)}
+
+
+class Slow(AbstractProcessor):
+    def try_process0(self, item):
+        time.sleep(0.5)
+        return True
+
+
+def test_job_when_started_then_named_listed_and_status_completes(engine):
+    src = unique("nums")
+    engine.get_list(src).extend(range(2))
+    name = unique("named")
+    job = engine.new_job(failing_dag(src, unique("out")), JobConfig(name=name))
+    assert job.name == name and job.submission_time <= time.time()
+    assert job.status in (JobStatus.NOT_RUNNING, JobStatus.STARTING, JobStatus.RUNNING, JobStatus.COMPLETING,
+                          JobStatus.COMPLETED)
+    job.join(timeout=120)
+    assert job.status is JobStatus.COMPLETED
+    assert engine.get_job(name) is job and job in engine.get_jobs()
+
+
+def test_job_when_cancelled_then_fails_as_cancelled(engine):
+    src = unique("nums")
+    engine.get_list(src).extend(range(200))
+    dag = DAG()
+    s = dag.new_vertex("numbers", read_list_p(src), local_parallelism=1)
+    w = dag.new_vertex("slow", Slow, local_parallelism=1)
+    dag.edge(between(s, w))
+    job = engine.new_job(dag)
+    deadline = time.time() + 60
+    while job.status is not JobStatus.RUNNING and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)
+    job.cancel()
+    with pytest.raises(JobFailedError, match="cancelled"):
+        job.join(timeout=60)
+    assert job.status is JobStatus.FAILED
+
+
+def test_plan_explain_when_engine_plans_then_shows_stages_ops_and_parallelism(engine):
+    src = unique("nums")
+    text = engine.plan(failing_dag(src, unique("out"))).explain()
+    assert "Stage 0: 2 tasks" in text
+    assert "boom: processors, parallelism 2 (local 2 x 1 member)" in text
+    assert "fused (same task, no serialization)" in text
+    assert "coalesce(2 -> 1, no shuffle)" in text
