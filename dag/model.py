@@ -69,14 +69,12 @@ class DAG:
             name, i = f"{prefix}-{i}", i + 1
         return self.new_vertex(name, supplier, local_parallelism)
 
-    def vertex(self, vertex: Vertex) -> DAG:
-        """Add a :class:`Vertex` created outside the DAG; returns the DAG so calls chain."""
-        if not isinstance(vertex, Vertex):
-            raise DagValidationError(
-                f"dag.vertex() expects a Vertex, got {vertex!r}; use dag.new_vertex(name, supplier)"
-            )
-        self._check_name_free(vertex.name)
-        self._add(vertex)
+    def vertex(self, v: Vertex) -> DAG:
+        """Add the :class:`Vertex` ``v`` created outside the DAG; returns the DAG so calls chain."""
+        if not isinstance(v, Vertex):
+            raise DagValidationError(f"dag.vertex() expects a Vertex, got {v!r}; use dag.new_vertex(name, supplier)")
+        self._check_name_free(v.name)
+        self._add(v)
         return self
 
     def _check_name_free(self, name: Any) -> None:

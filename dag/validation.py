@@ -7,8 +7,8 @@
 3. its source vertex is in this DAG (the same object, not just the same name);
 4. its destination vertex is in this DAG (likewise);
 5. the destination has no other inbound edge at the same destination ordinal;
-6. the source has no other outbound edge at the same source ordinal (rules 5 and 6 suggest
-   ``from_(a, 1).to(b, 1)`` when the new edge uses ordinals 0 and 0);
+6. the source has no other outbound edge at the same source ordinal (when the new edge uses ordinals 0 and 0,
+   rules 5 and 6 suggest the first free ordinal, e.g. ``from_(a).to(b, 1)`` or ``from_(a, 1).to(b)``);
 7. the edge is not a self loop.
 
 Several edges between the same two vertices are allowed when their ordinals differ.
@@ -54,19 +54,21 @@ def check_new_edge(dag: DAG, edge: Edge) -> None:
     _check_end_in_dag(dag, edge.source, "source", "Source")
     _check_end_in_dag(dag, edge.destination, "destination", "Destination")
     src, dst = edge.source_name, edge.dest_name
-    suffix = ""
-    if edge.source_ordinal == 0 and edge.dest_ordinal == 0:
-        suffix = f", use from_({src}, 1).to({dst}, 1) to specify another ordinal"
-    if any(e.dest_ordinal == edge.dest_ordinal for e in dag.get_inbound_edges(dst)):
-        raise DagValidationError(
-            f"Vertex '{dst}' already has an inbound edge at ordinal {edge.dest_ordinal}{suffix}"
-        )
-    if any(e.source_ordinal == edge.source_ordinal for e in dag.get_outbound_edges(src)):
-        raise DagValidationError(
-            f"Vertex '{src}' already has an outbound edge at ordinal {edge.source_ordinal}{suffix}"
-        )
+    suggest = edge.source_ordinal == 0 and edge.dest_ordinal == 0  # as Jet, which then suggests Edge.from().to()
+    taken = {e.dest_ordinal for e in dag.get_inbound_edges(dst)}
+    if edge.dest_ordinal in taken:
+        fix = f", use from_({src}).to({dst}, {_first_free(taken)}) to specify another ordinal" if suggest else ""
+        raise DagValidationError(f"Vertex '{dst}' already has an inbound edge at ordinal {edge.dest_ordinal}{fix}")
+    taken = {e.source_ordinal for e in dag.get_outbound_edges(src)}
+    if edge.source_ordinal in taken:
+        fix = f", use from_({src}, {_first_free(taken)}).to({dst}) to specify another ordinal" if suggest else ""
+        raise DagValidationError(f"Vertex '{src}' already has an outbound edge at ordinal {edge.source_ordinal}{fix}")
     if edge.source is edge.destination:
         raise DagValidationError(f"Attempted to add an edge from {src} to itself; a DAG has no loops")
+
+
+def _first_free(taken: set[int]) -> int:
+    return next(i for i in range(len(taken) + 1) if i not in taken)
 
 
 def _check_end_in_dag(dag: DAG, vertex: Vertex, role: str, title: str) -> None:

@@ -112,28 +112,28 @@ class Edge:
     # ---- factories -------------------------------------------------------------------------------------------
 
     @staticmethod
-    def between(source: Any, destination: Any) -> Edge:
-        """An edge from ordinal 0 of ``source`` to ordinal 0 of ``destination``."""
+    def between(source: Any, dest: Any) -> Edge:
+        """An edge from ordinal 0 of ``source`` to ordinal 0 of ``dest``."""
         _check_vertex(source, "source", "between()")
-        _check_vertex(destination, "destination", "between()")
-        return Edge(source).to(destination)
+        _check_vertex(dest, "destination", "between()")
+        return Edge(source).to(dest)
 
     @staticmethod
     def from_(source: Any, ordinal: int = 0) -> Edge:
         """An edge from output ``ordinal`` of ``source``; finish it with :meth:`to`."""
         return Edge(source, ordinal)
 
-    def to(self, destination: Any, ordinal: int = 0) -> Edge:
-        """Set the destination vertex and its input ordinal; allowed once."""
+    def to(self, dest: Any, ordinal: int = 0) -> Edge:
+        """Set the destination vertex ``dest`` and its input ``ordinal``; allowed once."""
         if self._destination is not None:
             raise DagValidationError(
                 f"{self}: destination already set; to() can be called only once per edge, "
                 f"create another edge with from_(...).to(...)"
             )
         call = f"{self}.to()"
-        _check_vertex(destination, "destination", call)
+        _check_vertex(dest, "destination", call)
         _check_ordinal(ordinal, "destination", call)
-        self._destination = destination
+        self._destination = dest
         self._dest_ordinal = ordinal
         return self
 
@@ -212,19 +212,19 @@ class Edge:
         self._distributed_to = member_index
         return self
 
-    def priority(self, priority: int) -> Edge:
-        """Set the priority (default 0): inbound edges with a lower number are consumed completely first.
+    def priority(self, n: int) -> Edge:
+        """Set the priority ``n`` (default 0): inbound edges with a lower number are consumed completely first.
 
         Read it back with :meth:`get_priority`.
         """
-        if type(priority) is not int:
-            raise DagValidationError(f"{self}.priority(): priority must be an int, got {priority!r}")
-        if priority == _RESERVED_PRIORITY:
+        if type(n) is not int:
+            raise DagValidationError(f"{self}.priority(): priority must be an int, got {n!r}")
+        if n == _RESERVED_PRIORITY:
             raise DagValidationError(
                 f"{self}.priority(): priority must not be {_RESERVED_PRIORITY} (-2**31, reserved as in Jet); "
                 f"use a larger number"
             )
-        self._priority = priority
+        self._priority = n
         return self
 
     def set_config(self, config: EdgeConfig | None) -> Edge:

@@ -20,6 +20,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from dag.errors import DagValidationError
+
 __all__ = ["Context"]
 
 
@@ -58,13 +60,13 @@ class Context:
         processing_guarantee: Any = None,
     ):
         if local_parallelism <= 0 or total_parallelism <= 0:
-            raise ValueError(
+            raise DagValidationError(
                 f"Context parallelism must be > 0, got local_parallelism={local_parallelism}, "
                 f"total_parallelism={total_parallelism}"
             )
         if member_count is None:
             if total_parallelism % local_parallelism:
-                raise ValueError(
+                raise DagValidationError(
                     f"total_parallelism ({total_parallelism}) must be a multiple of local_parallelism "
                     f"({local_parallelism}); pass member_count explicitly otherwise"
                 )

@@ -32,7 +32,7 @@ import copy
 import pickle
 from typing import Any, Sequence
 
-from dag.errors import ProcessorContractError
+from dag.errors import DagValidationError, ProcessorContractError
 
 __all__ = ["Outbox"]
 
@@ -78,9 +78,11 @@ class Outbox:
         caps = tuple(capacities)
         for i, cap in enumerate(caps):
             if not isinstance(cap, int) or cap <= 0:
-                raise ValueError(f"Outbox capacity of ordinal {i} must be an int > 0, got {cap!r}")
+                raise DagValidationError(f"Outbox capacity of ordinal {i} must be an int > 0, got {cap!r}")
         if snapshot_capacity is not None and (not isinstance(snapshot_capacity, int) or snapshot_capacity <= 0):
-            raise ValueError(f"Outbox snapshot_capacity must be None or an int > 0, got {snapshot_capacity!r}")
+            raise DagValidationError(
+                f"Outbox snapshot_capacity must be None or an int > 0, got {snapshot_capacity!r}"
+            )
         self._capacities = caps
         self._buckets: list[list] = [[] for _ in caps]
         self._all = tuple(range(len(caps)))

@@ -128,6 +128,8 @@ class AbstractProcessor(Processor):
     _logger: logging.Logger | None = None
     _pending_item: Any = None
     _pending_snapshot_entry: Any = None
+    _emitting: tuple = (None, None)  # (object given to emit_from_traverser, its traverser) while unfinished
+    _emitting_snapshot: tuple = (None, None)  # the same for emit_from_traverser_to_snapshot
 
     def __init__(self) -> None:
         pass
@@ -245,9 +247,10 @@ class AbstractProcessor(Processor):
     def emit_from_traverser(self, traverser: Any, ordinal: int | Sequence[int] = -1) -> bool:
         """Emit the traverser's items until it returns ``None`` (True) or the outbox refuses one (False; the
         refused item is kept and emitted first on the next call). After False, call it again with the *same*
-        traverser (or iterator); for one output sequence per input item use ``flat_mapper``.
+        traverser, iterator or iterable (an iterable such as a list resumes where it stopped, it is not
+        restarted); for one output sequence per input item use ``flat_mapper``.
         """
-        next_ = traverser.next if isinstance(traverser, Traverser) else to_traverser(traverser).next
+        next_ = self._next_fn_of(traverser, "_emitting")
         offer = self._outbox.offer
         item = self._pending_item
         if item is None:
@@ -259,7 +262,20 @@ class AbstractProcessor(Processor):
                 self._pending_item = item
                 return False
             item = next_()
+        self._emitting = (None, None)
         return True
+
+    def _next_fn_of(self, obj: Any, slot: str) -> Callable[[], Any]:
+        """``obj.next`` for a Traverser; for an iterable, the traverser made from it when it was first given (kept
+        in ``slot`` until its emission finishes), so that a call after a refusal resumes instead of restarting.
+        """
+        if isinstance(obj, Traverser):
+            return obj.next
+        source, converted = getattr(self, slot)
+        if source is not obj:
+            converted = to_traverser(obj)
+            setattr(self, slot, (obj, converted))
+        return converted.next
 
     def flat_mapper(self, fn: Callable[[Any], Any], ordinal: int | Sequence[int] = -1) -> "FlatMapper":
         """A ``FlatMapper`` emitting ``fn(item)`` (a traverser or an iterable) for each item to ``ordinal``."""
@@ -271,7 +287,7 @@ class AbstractProcessor(Processor):
 
     def emit_from_traverser_to_snapshot(self, traverser: Any) -> bool:
         """Emit ``(key, value)`` entries from the traverser to the snapshot; True when it is exhausted."""
-        next_ = traverser.next if isinstance(traverser, Traverser) else to_traverser(traverser).next
+        next_ = self._next_fn_of(traverser, "_emitting_snapshot")
         offer = self._outbox.offer_to_snapshot
         entry = self._pending_snapshot_entry
         if entry is None:
@@ -283,6 +299,7 @@ class AbstractProcessor(Processor):
                 self._pending_snapshot_entry = entry
                 return False
             entry = next_()
+        self._emitting_snapshot = (None, None)
         return True
 
     # ------------------------------------------------------------------ snapshot restore

@@ -125,9 +125,10 @@ class ProcessorMetaSupplier:
 
 class _SameEverywhere(ProcessorMetaSupplier):
     def __init__(self, supplier: ProcessorSupplier, preferred: int | None):
-        if preferred is not None and preferred != -1 and (not isinstance(preferred, int) or preferred <= 0):
+        if preferred is not None and (type(preferred) is not int or (preferred <= 0 and preferred != -1)):
             raise DagValidationError(
-                f"preferred_local_parallelism must be None or an int > 0, got {preferred!r}"
+                f"ProcessorMetaSupplier.of({supplier!r}): preferred_local_parallelism must be None (or -1) for no "
+                f"preference, or an int > 0; got {preferred!r}"
             )
         self.supplier = supplier
         self.preferred = None if preferred == -1 else preferred

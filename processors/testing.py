@@ -175,9 +175,11 @@ class ProcessorVerifier:
         self._timeout_ms = ms
         return self
 
-    def output_checker(self, checker: Callable[[list, list], bool]) -> "ProcessorVerifier":
-        """``checker(expected, actual) -> bool`` per ordinal; e.g. ``SAME_ITEMS_ANY_ORDER``."""
-        self._checker = checker
+    def output_checker(self, fn: Callable[[list, list], bool]) -> "ProcessorVerifier":
+        """``fn(expected, actual) -> bool`` checks each ordinal's output; e.g. ``SAME_ITEMS_ANY_ORDER``."""
+        if not callable(fn):
+            raise TypeError(f"output_checker(fn): fn must be a function (expected, actual) -> bool, got {fn!r}")
+        self._checker = fn
         return self
 
     def local_processor_index(self, index: int) -> "ProcessorVerifier":

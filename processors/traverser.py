@@ -6,7 +6,8 @@
 
 - ``map(fn)``: a ``None`` result skips the item; ``filter(pred)``.
 - ``flat_map(fn)``: ``fn`` returns a traverser (or an iterable); the outer item is taken only when the
-  current inner traverser returns ``None``; an outer ``None`` is passed on as ``None``.
+  current inner traverser returns ``None``; an outer ``None`` is passed on as ``None``, and the next call asks
+  the same inner traverser again first (it may have items by then).
 - ``append(item)``: ``item`` comes once, at the first ``None`` of the upstream; ``prepend(item)``: first.
 - ``take_while(pred)``: after the first failing item, ``None`` for ever; ``drop_while(pred)``.
 - ``peek(fn)``: ``fn`` sees every non-None item; ``on_first_null(action)``: runs once, at the first ``None``.
@@ -217,8 +218,7 @@ class _FlatMapping(Traverser):
                 item = inner()
                 if item is not None:
                     return item
-                self._inner = None
-            outer = self._up()
+            outer = self._up()  # the inner traverser is kept until the outer one has a new item (Jet's rule)
             if outer is None:
                 return None
             self._inner = to_traverser(self._fn(outer)).next

@@ -154,3 +154,36 @@ def test_to_dot_when_parsed_by_pydot_then_vertices_and_edges_present():
     edges = [(e.get_source(), e.get_destination()) for e in graph.get_edges()]
     edges += [(e.get_source(), e.get_destination()) for s in graph.get_subgraphs() for e in s.get_edges()]
     assert ('"aggregateToCount-prepare"', '"aggregateToCount"') in edges and len(edges) == 3
+
+
+def test_to_dot_when_corner_cases_then_byte_exact():
+    """Only ``"`` is escaped; the -prepare rule needs src == dst + "-prepare"; head/tail labels count all edges and
+    come after the label, before queueSize; a vertex without edges still gets its line."""
+    dag = DAG()
+    prepare = dag.new_vertex("x-prepare", Nop, local_parallelism=2)
+    x, y = dag.new_vertex("x", Nop), dag.new_vertex("y", Nop)
+    quoted, slashed = dag.new_vertex('q"x', Nop), dag.new_vertex("back\\slash", Nop)
+    dag.new_vertex("lone", Nop)
+    y_prepare = dag.new_vertex("y-prepare", Nop)
+    dag.edge(from_(prepare, 0).to(x, 0).partitioned(str).distributed())
+    dag.edge(from_(prepare, 1).to(y).broadcast().priority(3))
+    dag.edge(from_(quoted).to(x, 1).set_config(EdgeConfig(queue_size=7)))
+    dag.edge(between(x, slashed)).edge(between(y, y_prepare))
+    assert dag.to_dot() == (
+        "digraph DAG {\n"
+        '\t"x-prepare" [localParallelism=2];\n'
+        '\t"y" [localParallelism=default];\n'
+        '\t"q\\"x" [localParallelism=default];\n'
+        '\t"x" [localParallelism=default];\n'
+        '\t"back\\slash" [localParallelism=default];\n'
+        '\t"lone" [localParallelism=default];\n'
+        '\t"y-prepare" [localParallelism=default];\n'
+        "\tsubgraph cluster_0 {\n"
+        '\t\t"x-prepare" -> "x" [label="distributed-partitioned", headlabel=0, taillabel=0, queueSize=1024];\n'
+        "\t}\n"
+        '\t"x-prepare" -> "y" [label="broadcast", taillabel=1, queueSize=1024];\n'
+        '\t"y" -> "y-prepare" [queueSize=1024];\n'
+        '\t"q\\"x" -> "x" [headlabel=1, queueSize=7];\n'
+        '\t"x" -> "back\\slash" [queueSize=1024];\n'
+        "}"
+    )

@@ -119,7 +119,7 @@ def test_edge_when_second_inbound_at_ordinal_zero_then_rejected_with_suffix():
     with pytest.raises(DagValidationError) as err:
         dag.edge(between(b, c))
     assert str(err.value) == (
-        "Vertex 'c' already has an inbound edge at ordinal 0, use from_(b, 1).to(c, 1) to specify another ordinal"
+        "Vertex 'c' already has an inbound edge at ordinal 0, use from_(b).to(c, 1) to specify another ordinal"
     )
 
 
@@ -137,7 +137,7 @@ def test_edge_when_second_outbound_at_ordinal_then_rejected():
     with pytest.raises(DagValidationError) as err:
         dag.edge(between(a, c))
     assert str(err.value) == (
-        "Vertex 'a' already has an outbound edge at ordinal 0, use from_(a, 1).to(c, 1) to specify another ordinal"
+        "Vertex 'a' already has an outbound edge at ordinal 0, use from_(a, 1).to(c) to specify another ordinal"
     )
     dag.edge(from_(a, 1).to(c))
     with pytest.raises(DagValidationError, match=r"^Vertex 'a' already has an outbound edge at ordinal 1$"):
@@ -278,3 +278,13 @@ def test_repr_when_invalid_dag_then_does_not_validate():
     dag, (a, b) = dag_of("a", "b")
     dag.edge(between(a, b)).edge(between(b, a))
     assert repr(dag) == "DAG(vertices=['a', 'b'], edges=['between(\"a\", \"b\")', 'between(\"b\", \"a\")'])"
+
+
+def test_edge_when_ordinal_zero_taken_then_suggests_first_free_ordinal():
+    dag, (a, b, c, d) = dag_of("a", "b", "c", "d")
+    dag.edge(between(a, d)).edge(from_(b).to(d, 1))
+    with pytest.raises(DagValidationError, match=r"use from_\(c\)\.to\(d, 2\) to specify another ordinal$"):
+        dag.edge(between(c, d))
+    dag.edge(from_(c).to(d, 2))
+    with pytest.raises(DagValidationError, match=r"use from_\(a, 1\)\.to\(b\) to specify another ordinal$"):
+        dag.edge(between(a, b))

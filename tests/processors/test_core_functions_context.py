@@ -4,6 +4,7 @@ import pickle
 
 import pytest
 
+from dag.errors import DagValidationError
 from processors import Context, ContextFactory, entry, entry_key, entry_value, whole_item
 
 
@@ -23,7 +24,7 @@ def test_context_defaults_as_jet_test_context():
 
 def test_context_member_count_derived_and_checked():
     assert Context(total_parallelism=6, local_parallelism=2).member_count == 3
-    with pytest.raises(ValueError, match="multiple"):
+    with pytest.raises(DagValidationError, match="multiple"):
         Context(total_parallelism=5, local_parallelism=2)
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from dag.errors import ProcessorContractError
+from dag.errors import DagValidationError, ProcessorContractError
 from processors import Outbox
 
 
@@ -138,6 +138,6 @@ def test_outbox_is_full():
 
 
 @pytest.mark.parametrize("caps", [[0], [-1], ["3"]])
-def test_outbox_when_bad_capacity_then_value_error(caps):
-    with pytest.raises(ValueError, match="capacity"):
+def test_outbox_when_bad_capacity_then_validation_error(caps):
+    with pytest.raises(DagValidationError, match="capacity"):
         Outbox(caps)

@@ -234,3 +234,31 @@ def test_batch_transform_subclass_is_tiny():
             return [r for r in map(self.fn, items) if r is not None]
 
     assert Inc(lambda x: x + 1 if x else None).transform_batch([0, 1, 2]) == [2, 3]
+
+
+def _emit_all(box, emit) -> tuple[list, int]:
+    out, calls = [], 0
+    while True:
+        box.reset()
+        calls += 1
+        done = emit()
+        out += box.drain(0) + box.drain_snapshot()
+        if done:
+            return out, calls
+
+
+def test_emit_from_traverser_when_same_list_given_after_refusal_then_resumes_instead_of_restarting():
+    p = Recorder()
+    box = Outbox([2])
+    p.init(box, Context())
+    items = [1, 2, 3, 4, 5]
+    assert _emit_all(box, lambda: p.emit_from_traverser(items)) == ([1, 2, 3, 4, 5], 3)
+    assert _emit_all(box, lambda: p.emit_from_traverser(items))[0] == items, "a finished list can be emitted again"
+
+
+def test_emit_from_traverser_to_snapshot_when_same_list_given_after_refusal_then_resumes():
+    p = Recorder()
+    box = Outbox([1], snapshot_capacity=1)
+    p.init(box, Context())
+    entries = [("a", 1), ("b", 2), ("c", 3)]
+    assert _emit_all(box, lambda: p.emit_from_traverser_to_snapshot(entries)) == (entries, 3)

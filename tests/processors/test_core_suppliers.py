@@ -101,3 +101,9 @@ def test_runtime_bound_marker_get_raises():
     assert isinstance(to_meta_supplier(r), RuntimeBound)
     with pytest.raises(DagValidationError, match="only runs inside an Engine"):
         r.get([0])
+
+
+@pytest.mark.parametrize("bad", [0, -2, True, 1.5, "2"])
+def test_meta_supplier_of_when_bad_preference_then_rejected_naming_supplier(bad):
+    with pytest.raises(DagValidationError, match=r"ProcessorMetaSupplier\.of\(.*preferred_local_parallelism"):
+        ProcessorMetaSupplier.of(P, bad)

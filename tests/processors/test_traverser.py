@@ -100,3 +100,13 @@ def test_traverser_python_iteration_stops_at_first_none():
     t = Traverser(lambda: source.pop(0) if source else None)
     assert list(t) == [1]
     assert list(t) == [2]
+
+
+def test_flat_map_when_outer_returns_none_then_same_inner_traverser_asked_again():
+    inner_items: list = []
+    inner = Traverser(lambda: inner_items.pop(0) if inner_items else None)  # may have items again later
+    outer_items = ["x"]
+    t = Traverser(lambda: outer_items.pop(0) if outer_items else None).flat_map(lambda _: inner)
+    assert t.next() is None
+    inner_items.append(5)
+    assert [t.next(), t.next()] == [5, None]

@@ -377,3 +377,8 @@ def test_verify_processor_when_logging_enabled_then_logs_items(caplog):
     with caplog.at_level("INFO", logger="jetspark.verify_processor"):
         verify_processor(Double).disable_logging().disable_snapshots().input([21]).expect_output([42])
     assert caplog.text == ""
+
+
+def test_verify_processor_output_checker_when_not_callable_then_rejected():
+    with pytest.raises(TypeError, match=r"output_checker\(fn\)"):
+        verify_processor(Double).output_checker("==")
