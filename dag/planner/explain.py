@@ -65,7 +65,8 @@ def describe_edge_op(ep: EdgePlan, partition_count: int, members: int = 1) -> st
         extras.append("aligned for union")
     if ep.pre_aggregation is not None:
         extras.append(ep.pre_aggregation.describe())
-    if ep.reason and op is not EdgeOp.ACCUMULATE_FUSED:
+    if ep.reason and op is not EdgeOp.ACCUMULATE_FUSED and not (ep.pre_aggregation and
+                                                              ep.pre_aggregation.absorbed_vertex):
         extras.append(ep.reason)
     return text + "".join(f" [{e}]" for e in extras)
 

@@ -111,8 +111,8 @@ def _lower_edge(edge: Any, src: VertexPlan, dst: VertexPlan, members: int) -> Ed
         op = EdgeOp.PARTITION_BY
         if isinstance(edge.distributed_to, int) and not isinstance(edge.distributed_to, bool) and members > 1:
             route, member = Route.PARTITIONED_MEMBER, edge.distributed_to
-        else:
-            route = Route.PARTITIONED_LOCAL if local else Route.PARTITIONED_ALL
+        else:  # on one member both routes give partition % Ld; keep the one the edge asked for
+            route = Route.PARTITIONED_LOCAL if edge.is_local else Route.PARTITIONED_ALL
     elif policy is RoutingPolicy.FANOUT and not local:
         op, route = EdgeOp.PARTITION_BY, Route.FANOUT
     elif ls == ld:
