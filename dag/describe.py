@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, Field
 
 from dag import validation
+from dag.vertex import check_default_local_parallelism
 from edges.routing import RoutingPolicy
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -70,6 +71,7 @@ class DagDescription(BaseModel):
 
 def describe(dag: DAG, default_local_parallelism: int | None = None) -> DagDescription:
     """Describe ``dag`` (validated first); ``parallelism`` is determined with ``default_local_parallelism``."""
+    check_default_local_parallelism(default_local_parallelism, "describe()")
     vertices = tuple(
         VertexDescription(
             name=v.name,

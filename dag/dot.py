@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from dag import validation
 from dag.errors import DagValidationError
+from dag.vertex import check_default_local_parallelism
 from edges.config import DEFAULT_QUEUE_SIZE
 from edges.edge import Edge
 from edges.routing import RoutingPolicy
@@ -44,6 +45,7 @@ def to_dot(dag: DAG, default_local_parallelism: int | None = -1, default_queue_s
     """The DOT text of ``dag`` (validated first); see the module docstring for the format."""
     if type(default_queue_size) is not int or default_queue_size <= 0:
         raise DagValidationError(f"to_dot(): default_queue_size must be a positive int, got {default_queue_size!r}")
+    check_default_local_parallelism(default_local_parallelism, "to_dot()")
     order = validation.validate(dag)
     out = ["digraph DAG {\n"]
     for vertex in order:

@@ -19,11 +19,22 @@ from dag.errors import DagValidationError
 if TYPE_CHECKING:  # pragma: no cover
     from processors.suppliers import ProcessorMetaSupplier
 
-__all__ = ["Vertex"]
+__all__ = ["Vertex", "check_default_local_parallelism"]
 
 
 def _is_default(value: Any) -> bool:
     return value is None or (type(value) is int and value == -1)
+
+
+def check_default_local_parallelism(value: Any, where: str) -> int | None:
+    """``value`` as a default local parallelism: ``None`` (or -1) for unknown, else a positive int."""
+    if _is_default(value):
+        return None
+    if type(value) is not int or value <= 0:
+        raise DagValidationError(
+            f"{where}: default_local_parallelism must be None (or -1) when unknown, or a positive int; got {value!r}"
+        )
+    return value
 
 
 class Vertex:

@@ -254,6 +254,11 @@ def _as_processor_supplier(obj: Any, vertex_name: str | None = None) -> Processo
             f"supplier that creates a new processor for each parallel instance: pass {type(obj).__name__} (the "
             f"class) or lambda: {type(obj).__name__}(...)"
         )
+    if isinstance(obj, type) and issubclass(obj, (ProcessorSupplier, ProcessorMetaSupplier)):
+        kind = "ProcessorMetaSupplier" if issubclass(obj, ProcessorMetaSupplier) else "ProcessorSupplier"
+        raise DagValidationError(
+            f"{_vertex_label(vertex_name)}: got the {kind} class {obj.__name__}; pass an instance: {obj.__name__}(...)"
+        )
     if callable(obj):
         _check_zero_arg(obj, vertex_name)
         return _FactorySupplier(obj, vertex_name)

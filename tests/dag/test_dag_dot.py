@@ -187,3 +187,13 @@ def test_to_dot_when_corner_cases_then_byte_exact():
         '\t"x" -> "back\\slash" [queueSize=1024];\n'
         "}"
     )
+
+
+@pytest.mark.parametrize("bad", [0, -2, 1.5, "4"])
+def test_to_dot_and_describe_when_bad_default_local_parallelism_then_rejected_naming_the_argument(bad):
+    dag = DAG()
+    dag.new_vertex("a", Nop)
+    with pytest.raises(DagValidationError, match=r"^to_dot\(\): default_local_parallelism must be None"):
+        dag.to_dot(bad)
+    with pytest.raises(DagValidationError, match=r"^describe\(\): default_local_parallelism must be None"):
+        dag.describe(bad)

@@ -107,3 +107,17 @@ def test_runtime_bound_marker_get_raises():
 def test_meta_supplier_of_when_bad_preference_then_rejected_naming_supplier(bad):
     with pytest.raises(DagValidationError, match=r"ProcessorMetaSupplier\.of\(.*preferred_local_parallelism"):
         ProcessorMetaSupplier.of(P, bad)
+
+
+def test_to_meta_supplier_when_supplier_class_instead_of_instance_then_error_suggests_instance():
+    class MySupplier(ProcessorSupplier):
+        def get(self, count):
+            return [P() for _ in range(count)]
+
+    class MyMeta(ProcessorMetaSupplier):
+        pass
+
+    for cls, kind in ((MySupplier, "ProcessorSupplier"), (MyMeta, "ProcessorMetaSupplier")):
+        with pytest.raises(DagValidationError, match=rf"vertex 'v': got the {kind} class {cls.__name__}; pass an "
+                                                     rf"instance: {cls.__name__}\(\.\.\.\)"):
+            to_meta_supplier(cls, "v")

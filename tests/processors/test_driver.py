@@ -64,7 +64,9 @@ def flat(batches, ordinal=0):
 def test_driver_lifecycle_order_init_process_try_process_complete_edge_complete_close():
     p = Journal()
     out = run(p, [(0, ["a", "b"])], {0: 0})
-    assert p.log == ["init", ("item", 0, "a"), ("item", 0, "b"), "try_process", ("complete_edge", 0), "complete", "close"]
+    assert p.log == [
+        "init", ("item", 0, "a"), ("item", 0, "b"), "try_process", ("complete_edge", 0), "complete", "close",
+    ]
     assert flat(out) == [(0, "a"), (0, "b")]
 
 
