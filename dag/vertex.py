@@ -117,12 +117,7 @@ class Vertex:
         """
         if self._local_parallelism is not None:
             return self._local_parallelism
-        known_default = None if _is_default(default) else default
-        if known_default is not None and (type(known_default) is not int or known_default <= 0):
-            raise DagValidationError(
-                f"Vertex '{self._name}': the default local parallelism must be None (or -1) or a positive int, "
-                f"got {default!r}"
-            )
+        known_default = check_default_local_parallelism(default, f"Vertex '{self._name}'")
         preferred = self.preferred_local_parallelism()
         if preferred is None:
             return known_default

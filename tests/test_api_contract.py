@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import math
+from types import SimpleNamespace
 
 import pydantic
 import pytest
@@ -132,7 +133,6 @@ def test_edges_signatures_when_inspected_then_as_contract():
 
 def test_edge_fluent_settings_when_chained_then_each_returns_the_edge():
     from edges import EdgeConfig, between
-    from types import SimpleNamespace
 
     e = between(SimpleNamespace(name="a"), SimpleNamespace(name="b"))
     for setting in (e.unicast, e.isolated, e.broadcast, e.fanout, e.local, e.distributed, lambda: e.all_to_one(),
@@ -143,7 +143,6 @@ def test_edge_fluent_settings_when_chained_then_each_returns_the_edge():
 
 def test_edge_all_to_one_when_no_key_then_key_none_and_every_item_in_one_partition():
     from edges import Partitioner, RoutingPolicy, between
-    from types import SimpleNamespace
 
     e = between(SimpleNamespace(name="a"), SimpleNamespace(name="b")).all_to_one()
     assert e.routing_policy is RoutingPolicy.PARTITIONED and e.is_all_to_one and e.all_to_one_key is None
@@ -152,7 +151,6 @@ def test_edge_all_to_one_when_no_key_then_key_none_and_every_item_in_one_partiti
 
 def test_edge_partitioned_when_duck_typed_partitioner_then_used():
     from edges import between
-    from types import SimpleNamespace
 
     class Modulo:  # "anything with get_partition(key, partition_count)": no Partitioner base class
         def get_partition(self, key, partition_count):

@@ -92,7 +92,7 @@ def test_determine_local_parallelism_when_bad_preferred_then_names_vertex_and_su
 
 
 def test_determine_local_parallelism_when_bad_default_then_rejected():
-    with pytest.raises(DagValidationError, match="default local parallelism must be None"):
+    with pytest.raises(DagValidationError, match="^Vertex 'v': default_local_parallelism must be None"):
         Vertex("v", Nop).determine_local_parallelism(0)
 
 
