@@ -4,7 +4,9 @@ A batch source makes ``count`` items that look like the tutorial's test events; 
 ``SinkBuilder`` writes one line ``timestamp,cpu,item`` per item into ``data.<global processor index>.csv``:
 ``timestamp`` in epoch milliseconds, ``cpu`` the machine's CPU usage (0..1) at that moment. The sink flushes
 after every inbox batch and runs two processors per member, so one member writes ``data.0.csv`` and
-``data.1.csv``, each with about half of the items.
+``data.1.csv``, each with part of the items. (Items travel between processors in batches of up to the
+edge's queue size, 1024 by default, so a few hundred items from the single source processor may all land in
+one file; the default 3000 items reach both.)
 
 Run it on the bundled engine (local Spark)::
 
@@ -113,7 +115,7 @@ def build_item_source(count: int):
     return SourceBuilder.batch("item-source", lambda ctx: iter(range(count))).fill_buffer_fn(_add_events).build()
 
 
-def build_dag(directory: str | os.PathLike = ".", count: int = 100) -> DAG:
+def build_dag(directory: str | os.PathLike = ".", count: int = 3000) -> DAG:
     """``item-source -> cpu-sink``: ``count`` items logged into ``directory/data.<index>.csv``."""
     dag = DAG()
     source = build_item_source(count)
@@ -126,7 +128,7 @@ def main(argv: list[str]) -> None:
     from dag import Engine
 
     directory = Path(argv[0]) if argv else Path(".")
-    count = int(argv[1]) if len(argv) > 1 else 100
+    count = int(argv[1]) if len(argv) > 1 else 3000
     directory.mkdir(parents=True, exist_ok=True)
     with Engine() as engine:
         engine.new_job(build_dag(directory, count)).join()

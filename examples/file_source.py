@@ -7,7 +7,7 @@ in the whole job, so the file must be readable where that processor runs.
 
 Run it on the bundled engine after ``examples/cpu_log_sink.py`` wrote ``data.0.csv``::
 
-    python examples/file_source.py [PATH]      # logs every line
+    python examples/file_source.py [PATH]      # prints how many lines it read, and the first ones
 
 or build the DAG yourself with :func:`build_dag`.
 """
@@ -19,9 +19,10 @@ import sys
 
 from dag import DAG
 from edges import between
-from processors import SourceBuilder, write_logger_p
+from processors import SourceBuilder, write_list_p
 
 CHUNK = 128
+RESULT_LIST = "cpu-lines"
 
 
 def _read_chunk(reader, buf) -> None:
@@ -45,23 +46,25 @@ def build_cpu_log_source(path: str | os.PathLike = "data.0.csv"):
 
 
 def build_dag(path: str | os.PathLike = "data.0.csv", sink=None) -> DAG:
-    """``cpu-source -> sink``; the sink defaults to ``write_logger_p()`` (one log line per item)."""
+    """``cpu-source -> sink``; the sink defaults to ``write_list_p("cpu-lines")`` (``engine.get_list``)."""
     dag = DAG()
     source = build_cpu_log_source(path)
     source_vertex = dag.new_vertex(source.name, source)
-    sink_vertex = dag.new_vertex("sink", sink if sink is not None else write_logger_p())
+    sink_vertex = dag.new_vertex("sink", sink if sink is not None else write_list_p(RESULT_LIST))
     dag.edge(between(source_vertex, sink_vertex))
     return dag
 
 
 def main(argv: list[str]) -> None:
-    import logging
-
     from dag import Engine
 
-    logging.basicConfig(level=logging.INFO, format="%(name)s %(message)s")
+    path = argv[0] if argv else "data.0.csv"
     with Engine() as engine:
-        engine.new_job(build_dag(argv[0] if argv else "data.0.csv")).join()
+        engine.new_job(build_dag(path)).join()
+        lines = list(engine.get_list(RESULT_LIST))
+    print(f"read {len(lines)} lines from {path}")
+    for line in lines[:5]:
+        print(f"  {line}")
 
 
 if __name__ == "__main__":

@@ -65,11 +65,9 @@ def read_files_p(
     ...                                      map_output_fn=lambda name, line: (name, line)))  # doctest: +SKIP
     """
     _require_callable("read_files_p", "map_output_fn", map_output_fn, optional=True)
-    reading_encoding = _checked_encoding("read_files_p", encoding, errors)
-    if codecs.lookup(reading_encoding).name == "utf-8":
-        reading_encoding = "utf-8-sig"
+    _checked_encoding("read_files_p", encoding, errors)
     factory = functools.partial(
-        ReadFilesP, os.fspath(directory), glob, bool(shared_fs), map_output_fn, reading_encoding, errors
+        ReadFilesP, os.fspath(directory), glob, bool(shared_fs), map_output_fn, encoding, errors
     )
     return ProcessorMetaSupplier.of(factory)
 
@@ -88,7 +86,12 @@ def write_file_p(
     return ProcessorMetaSupplier.of(functools.partial(WriteFileP, os.fspath(directory), to_string_fn, encoding))
 
 
-def _checked_encoding(owner: str, encoding: str, errors: str) -> str:
+def _bom_stripping(encoding: str) -> str:
+    """``utf-8-sig`` for any spelling of UTF-8 (it strips a leading byte-order mark), else ``encoding``."""
+    return "utf-8-sig" if codecs.lookup(encoding).name == "utf-8" else encoding
+
+
+def _checked_encoding(owner: str, encoding: str, errors: str) -> None:
     try:
         codecs.lookup(encoding)
     except (LookupError, TypeError):
@@ -101,7 +104,6 @@ def _checked_encoding(owner: str, encoding: str, errors: str) -> str:
         raise DagValidationError(
             f"{owner}: unknown errors handler {errors!r}; use 'strict' (fail on bad bytes) or 'replace'"
         ) from None
-    return encoding
 
 
 class ReadFilesP(Processor):
@@ -113,6 +115,7 @@ class ReadFilesP(Processor):
         self._shared_fs = shared_fs
         self._map_output_fn = map_output_fn
         self._encoding = encoding
+        self._codec = _bom_stripping(encoding)
         self._errors = errors
         self._outbox = None
         self._vertex = ""
@@ -155,7 +158,7 @@ class ReadFilesP(Processor):
             if not self._files:
                 return []
             self._path = self._files.pop()
-            self._file = open(self._path, encoding=self._encoding, errors=self._errors)
+            self._file = open(self._path, encoding=self._codec, errors=self._errors)
         try:
             lines = self._file.readlines(_READ_CHUNK_CHARS)
         except UnicodeDecodeError as exc:
@@ -171,7 +174,7 @@ class ReadFilesP(Processor):
         return lines
 
     def _decode_error(self, exc: UnicodeDecodeError) -> DagError:
-        line = _first_undecodable_line(self._path, self._encoding)
+        line = _first_undecodable_line(self._path, self._codec)
         where = f"line {line}" if line is not None else "a line"
         return DagError(
             f"read_files_p (vertex '{self._vertex}'): cannot decode {where} of file '{self._path}' as "
@@ -192,9 +195,10 @@ def _matching_files(directory: Path, glob: str, vertex: str) -> list[Path]:
     """The regular files in ``directory`` whose names match ``glob``, sorted by name."""
     if not directory.is_dir():
         state = "is not a directory" if directory.exists() else "does not exist"
+        absolute = "" if directory.is_absolute() else f" (absolute path: '{directory.absolute()}')"
         raise DagValidationError(
-            f"read_files_p (vertex '{vertex}'): directory '{directory}' {state}; create it or pass the directory "
-            f"that holds the files (absolute path: '{directory.absolute()}')"
+            f"read_files_p (vertex '{vertex}'): directory '{directory}'{absolute} {state}; create it or pass the "
+            "directory that holds the files"
         )
     names = sorted(name for name in os.listdir(directory) if fnmatch.fnmatchcase(name, glob))
     return [directory / name for name in names if (directory / name).is_file()]

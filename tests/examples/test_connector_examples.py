@@ -40,13 +40,13 @@ def test_cpu_monitor_reports_a_fraction():
 
 @pytest.mark.spark
 def test_cpu_log_sink_writes_timestamp_cpu_item_lines_into_two_files(engine, tmp_path):
-    engine.new_job(cpu_log_sink.build_dag(tmp_path, 300)).join()
+    engine.new_job(cpu_log_sink.build_dag(tmp_path, 3000)).join()
     assert sorted(os.listdir(tmp_path)) == ["data.0.csv", "data.1.csv"]
     rows = csv_lines(tmp_path / "data.0.csv") + csv_lines(tmp_path / "data.1.csv")
-    assert len(rows) == 300
+    assert len(rows) == 3000
     assert all(csv_lines(tmp_path / name) for name in ("data.0.csv", "data.1.csv")), "a sink processor got no data"
     sequences = sorted(int(item.rsplit("sequence=", 1)[1].rstrip(")")) for _, _, item in rows)
-    assert sequences == list(range(300))
+    assert sequences == list(range(3000))
     for timestamp, cpu, item in rows:
         assert int(timestamp) > 1_500_000_000_000
         assert 0.0 <= float(cpu) <= 1.0
@@ -84,19 +84,31 @@ def test_distributed_source_slices_by_global_processor_index(engine):
     assert all(n % 2 == index for index, n in pairs)
 
 
+_RUN_AS_SCRIPTS = """
+import runpy, sys
+for argv in sys.argv[1:]:
+    script, *args = argv.split("|")
+    sys.argv = [script, *args]
+    print(f"=== {script}", flush=True)
+    runpy.run_path(script, run_name="__main__")
+"""
+
+
 @pytest.mark.spark
 @pytest.mark.slow
 def test_examples_run_as_scripts(tmp_path):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(EXAMPLES.parent), os.environ.get("PYTHONPATH")])))
-    sink = subprocess.run([sys.executable, str(EXAMPLES / "cpu_log_sink.py"), str(tmp_path), "50"],
-                          capture_output=True, text=True, env=env, timeout=300)
-    assert sink.returncode == 0, sink.stderr[-3000:]
-    assert "data.0.csv: " in sink.stdout and "data.1.csv: " in sink.stdout
-    source = subprocess.run([sys.executable, str(EXAMPLES / "file_source.py"), str(tmp_path / "data.0.csv")],
-                            capture_output=True, text=True, env=env, timeout=300)
-    assert source.returncode == 0, source.stderr[-3000:]
-    assert "SimpleEvent(timestamp=" in source.stderr + source.stdout
-    dist = subprocess.run([sys.executable, str(EXAMPLES / "distributed_source.py"), "100"],
-                          capture_output=True, text=True, env=env, timeout=300)
-    assert dist.returncode == 0, dist.stderr[-3000:]
-    assert "100 numbers, every one exactly once: True" in dist.stdout
+    """Each example's ``__main__`` on its own bundled Engine, one after the other in one fresh process (as
+    ``python examples/x.py`` runs it: the functions are pickled from ``__main__``)."""
+    known = tmp_path / "known.csv"
+    known.write_text("".join(f"1600000000000,0.25,SimpleEvent(sequence={i})\n" for i in range(200)))
+    runs = [f"{EXAMPLES / 'cpu_log_sink.py'}|{tmp_path}|50", f"{EXAMPLES / 'file_source.py'}|{known}",
+            f"{EXAMPLES / 'distributed_source.py'}|100"]
+    done = subprocess.run([sys.executable, "-c", _RUN_AS_SCRIPTS, *runs], capture_output=True, text=True,
+                          timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = done.stdout
+    counts = [(tmp_path / f"data.{i}.csv").read_text().count("\n") for i in (0, 1)]
+    assert sum(counts) == 50
+    assert f"data.0.csv: {counts[0]} lines" in out and f"data.1.csv: {counts[1]} lines" in out
+    assert f"read 200 lines from {known}" in out and "1600000000000,0.25,SimpleEvent(sequence=0)" in out
+    assert "100 numbers, every one exactly once: True" in out
