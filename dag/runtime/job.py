@@ -149,6 +149,9 @@ class Job:
         self._finish(error)
 
     def _describe(self, what: str) -> None:
+        """Name the next Spark job after the vertices it runs; stop here if the job was cancelled."""
+        if self._cancelled:
+            raise JobFailedError(f"Job '{self._name}' was cancelled", job_name=self._name)
         self._engine.spark.sparkContext.setJobDescription(f"{self._name}: {what}")
 
     def _finish(self, error: BaseException | None) -> None:

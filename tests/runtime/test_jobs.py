@@ -251,3 +251,45 @@ def test_plan_explain_when_engine_plans_then_shows_stages_ops_and_parallelism(en
     assert "boom: processors, parallelism 2 (local 2 x 1 member)" in text
     assert "fused (same task, no serialization)" in text
     assert "coalesce(2 -> 1, no shuffle)" in text
+
+
+class TwoInsteadOfOne:
+    """A ProcessorSupplier breaking the get(count) contract."""
+
+    def init(self, context):
+        pass
+
+    def get(self, count):
+        return [Slow() for _ in range(count + 1)]
+
+    def close(self, error):
+        pass
+
+
+def test_failure_when_supplier_returns_wrong_count_then_clear_error(engine):
+    from processors import ProcessorSupplier
+
+    class Wrong(TwoInsteadOfOne, ProcessorSupplier):
+        pass
+
+    dag = DAG()
+    dag.new_vertex("wrong", Wrong(), local_parallelism=1)
+    with pytest.raises(JobFailedError, match="Requested: 1, returned: 2") as info:
+        engine.new_job(dag).join()
+    assert info.value.vertex == "wrong"
+
+
+def test_progress_when_enabled_then_prints_stage_lines(engine, capsys):
+    from dag import Engine, EngineConfig
+
+    eng = Engine(EngineConfig(progress=True), spark=engine.spark)
+    src = unique("nums")
+    eng.get_list(src).extend(range(6))
+    dag = DAG()
+    s = dag.new_vertex("numbers", read_list_p(src), local_parallelism=1)
+    w = dag.new_vertex("slow", Slow, local_parallelism=1)
+    dag.edge(between(s, w))
+    job = eng.new_job(dag, JobConfig(name=unique("progress")))
+    job.join()
+    err = capsys.readouterr().err
+    assert f"[{job.name}]" in err and "tasks" in err
