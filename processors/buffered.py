@@ -81,9 +81,6 @@ class WriteBufferedP(Processor):
         if self._flush_fn is not None:
             self._flush_fn(buffer)
 
-    def try_process_watermark(self, watermark) -> bool:
-        return True
-
     def close(self) -> None:
         buffer, self._buffer = self._buffer, None
         if buffer is not None and self._destroy_fn is not None:

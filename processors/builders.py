@@ -163,8 +163,10 @@ class ConvenientSourceP(Processor):
         return True
 
     def save_to_snapshot(self) -> bool:
-        if self._create_snapshot_fn is None or not self._emit_pending():
-            return self._create_snapshot_fn is None
+        if self._create_snapshot_fn is None:
+            return True
+        if not self._emit_pending():  # the saved state must follow every item already taken from the buffer
+            return False
         if self._snapshot_entry is None:
             if self._buffer._closed:
                 return True

@@ -13,7 +13,8 @@
 - Undecodable bytes raise an error naming the file and line number; ``errors="replace"`` (any Python codec
   error handler) substitutes them instead. A missing directory is an error naming it. Both are raised by the
   processor, so a job fails with ``JobFailedError`` naming the vertex.
-- Non-cooperative; lines are read in chunks of about 64 KiB and emitted while the outbox has room.
+- Non-cooperative; text is read in chunks of 256 Ki characters, split into lines and emitted while the
+  outbox has room.
 
 ``write_file_p(directory, to_string_fn, encoding)``:
 
@@ -45,7 +46,7 @@ from processors.suppliers import ProcessorMetaSupplier
 
 __all__ = ["read_files_p", "write_file_p", "ReadFilesP", "WriteFileP"]
 
-_READ_CHUNK_CHARS = 1 << 16
+_READ_CHUNK_CHARS = 1 << 18
 
 
 def read_files_p(
@@ -122,6 +123,7 @@ class ReadFilesP(Processor):
         self._files: list[Path] = []
         self._file = None
         self._path: Path | None = None
+        self._rest = ""
         self._pending: list = []
         self._pos = 0
 
@@ -159,16 +161,19 @@ class ReadFilesP(Processor):
                 return []
             self._path = self._files.pop()
             self._file = open(self._path, encoding=self._codec, errors=self._errors)
+            self._rest = ""
         try:
-            lines = self._file.readlines(_READ_CHUNK_CHARS)
+            text = self._file.read(_READ_CHUNK_CHARS)
         except UnicodeDecodeError as exc:
             raise self._decode_error(exc) from exc
-        if not lines:
+        if text:
+            lines = (self._rest + text).split("\n")  # text mode already turned \r\n and \r into \n
+            self._rest = lines.pop()  # the unfinished last line ("" after a final newline)
+        else:
+            lines = [self._rest] if self._rest else []
             self._close_file()
-            return []
-        lines = [line[:-1] if line[-1:] == "\n" else line for line in lines]
         fn = self._map_output_fn
-        if fn is not None:
+        if fn is not None and lines:
             name = self._path.name
             lines = [out for out in (fn(name, line) for line in lines) if out is not None]
         return lines
@@ -261,9 +266,6 @@ class WriteFileP(Processor):
             f"write_file_p (vertex '{self._vertex}'): to_string_fn returned {texts[index]!r} "
             f"({type(texts[index]).__name__}) for item {items[index]!r}; it must return a str"
         )
-
-    def try_process_watermark(self, watermark) -> bool:
-        return True
 
     def complete(self) -> bool:
         self._file.close()
