@@ -274,7 +274,9 @@ class _SourceBuilderBase:
                 if self._restore_snapshot_fn is None
                 else ("restore_snapshot_fn", "create_snapshot_fn")
             )
-            raise DagValidationError(f"{self._owner()}.build(): {given} is set but {missing} is not; set both or neither")
+            raise DagValidationError(
+                f"{self._owner()}.build(): {given} is set but {missing} is not; set both or neither"
+            )
         return functools.partial(
             ConvenientSourceP,
             self._name,
@@ -445,7 +447,8 @@ class SinkBuilder:
         if self._receive_fn is None:
             raise DagValidationError(f"{self._owner()}.build(): receive_fn must be set; call .receive_fn(fn)")
         factory = write_buffered_p(self._create_fn, self._receive_fn, self._flush_fn, self._destroy_fn)
-        return BuiltSink(self._name, ProcessorMetaSupplier.of(factory, preferred_local_parallelism=self._local_parallelism))
+        inner = ProcessorMetaSupplier.of(factory, preferred_local_parallelism=self._local_parallelism)
+        return BuiltSink(self._name, inner)
 
     def _owner(self) -> str:
         return f"SinkBuilder.sink_builder('{self._name}')"

@@ -76,7 +76,8 @@ def read_text_p(path: str | os.PathLike) -> SparkTextSource:
 def write_text_p(path: str | os.PathLike, to_string_fn: Callable[[Any], str] = str) -> SparkTextSink:
     """A sink writing one line per item, ``to_string_fn(item)``, with Spark's ``saveAsTextFile(path)``.
 
-    >>> dag.new_vertex("out", write_text_p("/data/counts", to_string_fn=lambda kv: f"{kv[0]} {kv[1]}"))  # doctest: +SKIP
+    >>> sink = write_text_p("/data/counts", to_string_fn=lambda kv: f"{kv[0]} {kv[1]}")
+    >>> dag.new_vertex("out", sink)  # doctest: +SKIP
     """
     _require_callable("write_text_p", "to_string_fn", to_string_fn)
     return SparkTextSink(_checked_path("write_text_p", path), to_string_fn)

@@ -24,7 +24,9 @@ __all__ = ["source_rdd", "run_sink"]
 def source_rdd(sc: Any, supplier: Any, parallelism: int) -> Any:
     """``RDD[str]`` of the lines of ``supplier.path`` with exactly ``parallelism`` partitions."""
     if not isinstance(parallelism, int) or parallelism < 1:
-        raise DagValidationError(f"read_text_p({supplier.path!r}): parallelism must be an int >= 1, got {parallelism!r}")
+        raise DagValidationError(
+            f"read_text_p({supplier.path!r}): parallelism must be an int >= 1, got {parallelism!r}"
+        )
     rdd = sc.textFile(supplier.path, minPartitions=parallelism)
     try:
         splits = rdd.getNumPartitions()

@@ -280,7 +280,8 @@ def test_snapshot_fns_when_verified_with_snapshot_restore_cycles_then_no_item_lo
 
 def test_snapshot_save_emits_pending_items_first_and_restore_gets_all_states():
     src = (SourceBuilder.batch("counter", lambda ctx: Counter(10)).fill_buffer_fn(fill_counter)
-           .create_snapshot_fn(lambda st: st.next).restore_snapshot_fn(lambda st, saved: setattr(st, "next", max(saved)))
+           .create_snapshot_fn(lambda st: st.next)
+           .restore_snapshot_fn(lambda st, saved: setattr(st, "next", max(saved)))
            .build())
     [(proc, ctx)] = processors_of(src)
     outbox = Outbox([1], snapshot_capacity=10)

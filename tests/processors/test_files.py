@@ -215,7 +215,8 @@ def test_write_file_to_string_fn_and_encoding(tmp_path):
 
 def test_write_file_when_to_string_fn_returns_non_str_then_clear_error(tmp_path):
     p = writer(tmp_path, to_string_fn=lambda x: x)
-    with pytest.raises(DagError, match=r"vertex 'write'.*to_string_fn returned 5 \(int\) for item 5; it must return a str"):
+    expected = r"vertex 'write'.*to_string_fn returned 5 \(int\) for item 5; it must return a str"
+    with pytest.raises(DagError, match=expected):
         p.process(0, Inbox(["a", 5]))
     p.close()
     assert visible_files(tmp_path) == []

@@ -160,7 +160,8 @@ def test_write_buffered_p_collects_every_item(engine, tmp_path):
     sink = write_buffered_p(lambda ctx: FileLog(d, ctx), FileLog.receive, FileLog.flush, FileLog.destroy)
     engine.get_list("buffered_in").extend(range(100))
     run(engine, pipeline(read_list_p("buffered_in"), sink))
-    written = [int(x) for p in tmp_path.glob("out.*") if not p.name.endswith("destroyed") for x in p.read_text().split()]
+    outputs = [p for p in tmp_path.glob("out.*") if not p.name.endswith("destroyed")]
+    written = [int(x) for p in outputs for x in p.read_text().split()]
     assert sorted(written) == list(range(100))
 
 
