@@ -53,6 +53,8 @@ _EXPORTS: dict[str, str] = {
     "grouping_by": "processors.aggregations",
     "top_n": "processors.aggregations",
     "bottom_n": "processors.aggregations",
+    "aggregate_operation2": "processors.aggregations",
+    "aggregate_operation3": "processors.aggregations",
     "noop_p": "processors.stateless",
     "map_p": "processors.stateless",
     "filter_p": "processors.stateless",
@@ -111,7 +113,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from processors.functions import whole_item, entry_key, entry_value, entry
     from processors.testing import verify_processor, SAME_ITEMS_ANY_ORDER
     from processors.aggregate import AggregateOperation
-    from processors.aggregations import counting, summing, averaging, min_by, max_by, to_list, to_set, to_map, all_of, mapping, reducing, pick_any, sorting, concatenating, grouping_by, top_n, bottom_n
+    from processors.aggregations import counting, summing, averaging, min_by, max_by, to_list, to_set, to_map, all_of, mapping, reducing, pick_any, sorting, concatenating, grouping_by, top_n, bottom_n, aggregate_operation2, aggregate_operation3
     from processors.stateless import noop_p, map_p, filter_p, flat_map_p, map_using_context_p, filter_using_context_p, flat_map_using_context_p
     from processors.aggregating import aggregate_p, accumulate_p, combine_p, aggregate_by_key_p, accumulate_by_key_p, combine_by_key_p, sort_p
     from processors.diagnostic import peek_input_p, peek_output_p, write_logger_p
