@@ -21,11 +21,17 @@ The Spark runtime calls :func:`drive` once per processor (one Spark partition of
 5. ``BatchTransform`` processors run on the fast path: one ``transform_batch(batch)`` call per inbound
    batch, its result yielded to every outbound ordinal; no outbox and no per-item calls.
 6. Contract breaks raise ``ProcessorContractError`` naming the processor class, the vertex, the method and
-   the rule: a boolean method returning ``None``; ``NO_PROGRESS_LIMIT`` consecutive calls that neither
-   removed an input item nor emitted anything nor returned True (instead of spinning for ever); ``complete()``
+   the rule: a boolean method returning ``None``; ``NO_PROGRESS_LIMIT`` consecutive calls of a *cooperative*
+   processor that neither removed an input item nor emitted anything nor returned True (instead of spinning
+   for ever); ``complete()``
    returning True while a refused item was never re-offered (it would be lost); plus the outbox rules
    (``processors/outbox.py``).
-7. ``ProcessorMetrics`` counts items received per inbound ordinal and emitted per outbound ordinal.
+7. A *non-cooperative* processor may legitimately return without progress (say, a source whose
+   ``fill_buffer_fn`` waits for input), as in Jet. The driver never fails it for that; it backs off instead:
+   after the n-th consecutive call without progress it sleeps ``IDLE_MIN_SLEEP * 2**(n-1)`` seconds, at most
+   ``IDLE_MAX_SLEEP`` (10 ms), and any progress resets the back-off. ``is_cooperative()`` is asked only on the
+   first call without progress, so calls that make progress pay nothing for this.
+8. ``ProcessorMetrics`` counts items received per inbound ordinal and emitted per outbound ordinal.
 
 Any exception escaping a processor gets a note naming the processor and the method that raised it.
 """
@@ -33,6 +39,7 @@ Any exception escaping a processor gets a note naming the processor and the meth
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
@@ -41,10 +48,19 @@ from processors.inbox import Inbox
 from processors.outbox import _NO_ITEM, Outbox
 from processors.processor import BatchTransform
 
-__all__ = ["drive", "ProcessorMetrics", "NO_PROGRESS_LIMIT", "describe_processor", "call_bool", "close_processor"]
+__all__ = [
+    "drive", "ProcessorMetrics", "NO_PROGRESS_LIMIT", "IDLE_MIN_SLEEP", "IDLE_MAX_SLEEP", "describe_processor",
+    "call_bool", "close_processor",
+]
 
 NO_PROGRESS_LIMIT = 1000
-"""Consecutive calls without any progress after which the driver gives up with a ``ProcessorContractError``."""
+"""Consecutive calls of a cooperative processor without any progress after which the driver gives up with a
+``ProcessorContractError``."""
+IDLE_MIN_SLEEP = 25e-6
+"""Seconds a non-cooperative processor's first call without progress is followed by; doubles per such call."""
+IDLE_MAX_SLEEP = 0.01
+"""The longest back-off sleep (seconds) between calls of a non-cooperative processor that makes no progress."""
+_sleep = time.sleep  # module attribute so tests can observe the back-off without waiting
 
 _log = logging.getLogger("jetspark.driver")
 _MISSING = object()
@@ -212,7 +228,7 @@ class _PriorityGroups:
 class _Run:
     """The state of one ``drive`` call; its generators yield output batches."""
 
-    __slots__ = ("processor", "outbox", "metrics", "owner", "buckets", "n_out")
+    __slots__ = ("processor", "outbox", "metrics", "owner", "buckets", "n_out", "cooperative")
 
     def __init__(self, processor: Any, outbox: Outbox, metrics: ProcessorMetrics, owner: str):
         self.processor = processor
@@ -221,6 +237,18 @@ class _Run:
         self.owner = owner
         self.buckets = outbox._buckets
         self.n_out = len(self.buckets)
+        self.cooperative: bool | None = None  # asked on the first call without progress
+
+    def stalled(self, call: str, stalls: int) -> None:
+        """``stalls`` consecutive calls of ``call`` made no progress: a cooperative processor fails after
+        ``NO_PROGRESS_LIMIT`` of them; a non-cooperative one is given time (exponential back-off, capped)."""
+        if self.cooperative is None:
+            self.cooperative = bool(getattr(self.processor, "is_cooperative", lambda: True)())
+        if self.cooperative:
+            if stalls >= NO_PROGRESS_LIMIT:
+                raise no_progress_error(self.owner, call, stalls)
+        else:
+            _sleep(min(IDLE_MIN_SLEEP * (1 << min(stalls - 1, 20)), IDLE_MAX_SLEEP))
 
     def drain(self) -> Iterator[tuple[int, list]]:
         """Yield and count the non-empty buckets; the generator's return value is the number of items."""
@@ -255,8 +283,7 @@ class _Run:
                 stalls = 0
             else:
                 stalls += 1
-                if stalls >= NO_PROGRESS_LIMIT:
-                    raise no_progress_error(self.owner, call, stalls)
+                self.stalled(call, stalls)
 
     def complete_edges(self, ordinals: list[int]) -> Iterator[tuple[int, list]]:
         complete_edge = self.processor.complete_edge
@@ -303,8 +330,7 @@ class _Run:
                     stalls = 0
                 else:
                     stalls += 1
-                    if stalls >= NO_PROGRESS_LIMIT:
-                        raise no_progress_error(self.owner, call, stalls)
+                    self.stalled(call, stalls)
             yield from self.until_true("try_process()", processor.try_process)
         yield from self.complete_edges(groups.finish())
 

@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 import logging
+import time
 
 import pytest
 
 from dag.errors import ProcessorContractError
 from processors import AbstractProcessor, Context, Processor
-from processors.driver import NO_PROGRESS_LIMIT, ProcessorMetrics, drive
+from processors import driver
+from processors.driver import IDLE_MAX_SLEEP, IDLE_MIN_SLEEP, NO_PROGRESS_LIMIT, ProcessorMetrics, drive
 from processors.processor import BatchTransform
 
 
@@ -205,6 +207,82 @@ def test_driver_when_complete_never_done_without_output_then_contract_error():
 
     with pytest.raises(ProcessorContractError, match=r"Forever.*complete\(\)"):
         run(Forever(), [], {})
+
+
+class Waiting(Processor):
+    """Makes no progress for ``idle_calls`` calls of ``complete()`` (or of ``process``), then finishes."""
+
+    def __init__(self, idle_calls, cooperative=False):
+        self.idle_calls = idle_calls
+        self.cooperative = cooperative
+        self.calls = 0
+
+    def is_cooperative(self):
+        return self.cooperative
+
+    def process(self, ordinal, inbox):
+        self.calls += 1
+        if self.calls > self.idle_calls:
+            inbox.clear()
+
+    def complete(self):
+        self.calls += 1
+        return self.calls > self.idle_calls
+
+
+@pytest.fixture
+def sleeps(monkeypatch):
+    """The back-off sleeps the driver asks for (recorded instead of slept)."""
+    recorded = []
+    monkeypatch.setattr(driver, "_sleep", recorded.append)
+    return recorded
+
+
+def test_driver_back_off_sleeps_for_real_by_default():
+    assert driver._sleep is time.sleep
+
+
+@pytest.mark.parametrize("inbound, priorities", [([], {}), ([(0, [1])], {0: 0})], ids=["complete", "process"])
+def test_driver_when_non_cooperative_processor_waits_2000_calls_then_backs_off_and_completes(
+        sleeps, inbound, priorities):
+    processor = Waiting(idle_calls=2000)
+    assert run(processor, inbound, priorities) == []
+    assert len(sleeps) == 2000
+    assert sleeps[0] == IDLE_MIN_SLEEP and max(sleeps) == IDLE_MAX_SLEEP == 0.01
+    assert sleeps == sorted(sleeps)  # grows, then stays at the cap
+
+
+def test_driver_when_non_cooperative_processor_progresses_then_back_off_starts_again(sleeps):
+    class Bursty(Processor):
+        def __init__(self):
+            self.calls = 0
+
+        def is_cooperative(self):
+            return False
+
+        def init(self, outbox, context):
+            self.outbox = outbox
+
+        def complete(self):
+            self.calls += 1
+            if self.calls == 30:
+                return self.outbox.offer("burst") and False
+            return self.calls > 60
+
+    assert flat(run(Bursty(), [], {})) == ["burst"]
+    assert len(sleeps) == 59 and sleeps[29] == IDLE_MIN_SLEEP and sleeps[28] == IDLE_MAX_SLEEP
+
+
+def test_driver_when_non_cooperative_processor_waits_then_real_back_off_stays_short():
+    started = time.perf_counter()
+    run(Waiting(idle_calls=20), [], {})
+    assert time.perf_counter() - started < 20 * IDLE_MAX_SLEEP + 1.0
+
+
+def test_driver_when_cooperative_processor_waits_then_still_contract_error_without_sleeping(sleeps):
+    with pytest.raises(ProcessorContractError, match=rf"Waiting.*no progress in {NO_PROGRESS_LIMIT} .*complete"):
+        run(Waiting(idle_calls=2000, cooperative=True), [], {})
+    assert sleeps == []
 
 
 def test_driver_when_boolean_method_returns_none_then_contract_error():
