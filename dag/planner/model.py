@@ -119,12 +119,6 @@ class EdgePlan:
         """The edge as the user wrote it (``between("a", "b").partitioned(?)``)."""
         return str(self.edge)
 
-    def spark_op(self, partition_count: int) -> str:
-        """A short description of the Spark operation, e.g. ``partitionBy(4, partition % 4)``."""
-        from dag.planner.explain import describe_edge_op
-
-        return describe_edge_op(self, partition_count)
-
 
 @dataclass
 class VertexPlan:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from dag.errors import DagValidationError, JobFailedError
-from dag.planner.model import EdgeOp, EdgePlan, PhysicalPlan, StagePlan, VertexKind, VertexPlan
+from dag.planner.model import EdgeOp, EdgePlan, PhysicalPlan, Route, StagePlan, VertexKind, VertexPlan
 from dag.runtime.failures import encode_failure, mark_origin
 from dag.runtime.metrics import EMITTED, RECEIVED
 from dag.runtime.senders import sender_spec, send
@@ -185,7 +185,14 @@ class PlanRun:
                 return native_io.source_rdd(self.sc, self.dag.get_vertex(head.name).meta_supplier, p)
             return self.sc.parallelize([], p)
         parts = [self._edge_rdd(ep) for ep in inputs]
-        return parts[0] if len(parts) == 1 else self.sc.union(parts)
+        if len(parts) == 1:
+            return parts[0]
+        union = self.sc.union(parts)
+        if union.getNumPartitions() != p:  # Spark did not recognise the shared partitioner
+            raise JobFailedError(f"internal error: the union of the inputs of vertex '{head.name}' has "
+                                 f"{union.getNumPartitions()} partitions instead of {p} (not partition-aligned)",
+                                 job_name=self.job_name, vertex=head.name)
+        return union
 
     def _edge_rdd(self, ep: EdgePlan) -> Any:
         records = self._sender_records(ep)
@@ -218,8 +225,7 @@ class PlanRun:
             data.setdefault(member, []).append(batch)
         handle = self.sc.broadcast(data)
         self.broadcasts.append(handle)
-        per_member = ep.route is not None and ep.route.value == "broadcast-member"
-        return BroadcastInput(ep.dest_ordinal, ep.priority, handle, per_member)
+        return BroadcastInput(ep.dest_ordinal, ep.priority, handle, ep.route is Route.BROADCAST_MEMBER)
 
     def _driver_slices(self, vp: VertexPlan) -> list[list]:
         kind, name = vp.runtime_arg

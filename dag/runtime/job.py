@@ -55,6 +55,7 @@ class Job:
         self._cancelled = False
         self._done = threading.Event()
         self._accumulator: Any = None
+        self._progress: Any = None
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._main, name=f"jetspark-job-{job_id}", daemon=True)
 
@@ -124,6 +125,7 @@ class Job:
         run = None
         error: BaseException | None = None
         progress = ProgressDisplay(sc, self) if self._engine.config.progress else None
+        self._progress = progress
         try:
             self._status = JobStatus.STARTING
             sc.setJobGroup(self.group_id, f"jetspark job '{self._name}'", interruptOnCancel=True)
@@ -153,6 +155,8 @@ class Job:
         if self._cancelled:
             raise JobFailedError(f"Job '{self._name}' was cancelled", job_name=self._name)
         self._engine.spark.sparkContext.setJobDescription(f"{self._name}: {what}")
+        if self._progress is not None:
+            self._progress.announce(what)
 
     def _finish(self, error: BaseException | None) -> None:
         if error is not None:

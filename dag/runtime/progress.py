@@ -1,10 +1,11 @@
 """A terminal progress display per Spark stage (``EngineConfig(progress=True)``), instead of Spark's own bar.
 
-A daemon thread polls ``SparkContext.statusTracker()`` for the job's Spark job group twice a second and
-writes one line per active Spark stage to stderr (overwritten in place on a terminal, appended otherwise),
-named after the job's Spark job description, which names the vertices:
+Each Spark action of the job is announced with its description (the vertices it runs); a daemon thread polls
+``SparkContext.statusTracker()`` for the job's Spark job group twice a second and writes the progress of the
+active Spark stages to stderr (overwritten in place on a terminal, appended otherwise):
 
-    [wc] words, tokenize, accumulate: count() ... stage 3: 2/4 tasks (1 running)
+    [wc] source, doc-lines, tokenize: count() (runs the sink processors)
+    [wc] stage 3: 2/4 tasks (1 running)
 """
 
 from __future__ import annotations
@@ -28,6 +29,10 @@ class ProgressDisplay:
     def start(self) -> None:
         self._thread.start()
 
+    def announce(self, what: str) -> None:
+        """Print the description of the Spark action about to run."""
+        self._write(f"[{self._job.name}] {what}", final=True)
+
     def stop(self) -> None:
         self._stop.set()
         if self._thread.is_alive():
@@ -50,7 +55,7 @@ class ProgressDisplay:
                     continue
                 if stage.numActiveTasks == 0 and stage.numCompletedTasks == 0:
                     continue
-                out.append(f"[{self._job.name}] {stage.name[:60]} stage {stage_id}: "
+                out.append(f"[{self._job.name}] stage {stage_id}: "
                            f"{stage.numCompletedTasks}/{stage.numTasks} tasks ({stage.numActiveTasks} running)")
         return out
 
@@ -60,11 +65,14 @@ class ProgressDisplay:
                 text = " | ".join(self.lines())
             except Exception:  # noqa: BLE001 - a display must never break the job
                 continue
-            if not text or text == self._last:
-                continue
-            self._last = text
-            if self._stream.isatty():
-                self._stream.write("\r\x1b[K" + text[:200])
-            else:
-                self._stream.write(text + "\n")
-            self._stream.flush()
+            if text and text != self._last:
+                self._write(text, final=False)
+
+    def _write(self, text: str, final: bool) -> None:
+        tty = self._stream.isatty()
+        if tty:
+            self._stream.write("\r\x1b[K" + text[:200] + ("\n" if final else ""))
+        else:
+            self._stream.write(text + "\n")
+        self._last = "" if final else text
+        self._stream.flush()

@@ -284,7 +284,7 @@ def test_progress_when_enabled_then_prints_stage_lines(engine, capsys):
 
     eng = Engine(EngineConfig(progress=True), spark=engine.spark)
     src = unique("nums")
-    eng.get_list(src).extend(range(6))
+    eng.get_list(src).extend(range(12))
     dag = DAG()
     s = dag.new_vertex("numbers", read_list_p(src), local_parallelism=1)
     w = dag.new_vertex("slow", Slow, local_parallelism=1)
@@ -292,4 +292,5 @@ def test_progress_when_enabled_then_prints_stage_lines(engine, capsys):
     job = eng.new_job(dag, JobConfig(name=unique("progress")))
     job.join()
     err = capsys.readouterr().err
-    assert f"[{job.name}]" in err and "tasks" in err
+    assert f"[{job.name}] numbers, slow: count() (runs the sink processors)" in err
+    assert f"[{job.name}] stage " in err and " tasks (1 running)" in err
