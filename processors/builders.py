@@ -2,26 +2,35 @@
 builders, offered on the Core API).
 
 A builder collects the user's functions; ``build()`` returns a :class:`ProcessorMetaSupplier` subclass
-(:class:`BatchSource`, :class:`BuiltSink`) that carries the builder's ``name``, so it goes straight into
-``dag.new_vertex(built.name, built)``.
+(:class:`BatchSource`, :class:`StreamSource`, :class:`BuiltSink`) that carries the builder's ``name``, so it
+goes straight into ``dag.new_vertex(built.name, built)``.
 
-Sources (Jet's ``ConvenientSourceP``):
+Sources (Jet's ``ConvenientSourceP``), made by ``SourceBuilder.batch``, ``.stream`` or ``.timestamped_stream``:
 
 - The processor is non-cooperative. ``init`` calls ``state = create_fn(context)``; ``complete()`` calls
   ``fill_buffer_fn(state, buffer)`` once when everything filled before has been emitted, then emits the
-  buffer, honouring a full outbox; it returns True once the buffer is closed and fully emitted.
-  ``close()`` (always called, also when the job fails) calls ``destroy_fn(state)`` if ``create_fn`` returned.
+  buffer, honouring a full outbox. A batch source's ``complete()`` returns True once the buffer is closed and
+  fully emitted; a streaming source's never does, and its buffer's ``close()`` is an error. ``close()``
+  (always called, also when the job fails) calls ``destroy_fn(state)`` if ``create_fn`` returned.
 - Parallelism: without ``distributed(n)`` the source runs as one processor in the whole job
   (``ProcessorMetaSupplier.force_total_parallelism_one``); with ``distributed(n)`` it prefers ``n``
   processors per member and ``create_fn`` sees every global processor index ``0 .. total - 1`` exactly once.
 - Snapshots (optional, both functions together): ``save_to_snapshot`` first emits what is pending, then
   saves ``create_snapshot_fn(state)`` (unless the buffer is closed or the state is ``None``) under a key
   naming the processor; on restore each processor collects every saved state it receives and calls
-  ``restore_snapshot_fn(state, states)`` once, in ``finish_snapshot_restore``.
-- Streaming: ``SourceBuilder.stream`` and ``SourceBuilder.timestamped_stream`` exist so code written for Jet
-  reads the same, but they raise a :class:`DagError` until the streaming runtime lands (a batch job would
-  otherwise never finish). The source builder classes share :class:`_SourceBuilderBase` and the buffer
-  knows whether it belongs to a batch source, so stream builders slot in without changing this API.
+  ``restore_snapshot_fn(state, states)`` once, in ``finish_snapshot_restore``. The entry's value is the pair
+  ``(state, watermark)`` (watermark: the last one a timestamped source emitted, else ``None``).
+- Timestamps (``timestamped_stream``): ``buf.add(item, timestamp)`` takes an int timestamp in milliseconds
+  (``buf.add(item)`` stamps it with the current time). Items are emitted as themselves (Jet's "no wrapping";
+  put the time into the item if downstream needs it) and the timestamps drive watermarks by a *limiting lag*
+  policy: the watermark is the highest timestamp seen so far minus ``allowed_lag(ms)`` (default 0), and a
+  :class:`~processors.watermark.Watermark` is emitted just before the item that raises it. Items behind the
+  watermark are emitted too (dropping late items is the consumer's business). After a restore the watermark
+  restarts from the lowest one the processors saved. Not done: Jet's idle timeout and watermark throttling.
+- Running: jetspark's runtime runs batch jobs only. A streaming source would never finish, so a built
+  :class:`StreamSource` refuses ``init(context)`` (the engine calls it at job start) with a
+  ``DagValidationError``. Its processors are still unit-testable: take one with ``source.get([0])(0).get(1)``
+  and ``drive()`` it for a bounded number of outputs (``itertools.islice``), or call ``complete()`` directly.
 
 Sinks: ``SinkBuilder.sink_builder(name, create_fn)`` builds ``write_buffered_p`` (see ``processors.buffered``)
 with ``preferred_local_parallelism`` (default 1): ``receive_fn(state, item)`` per item, ``flush_fn(state)``
@@ -39,14 +48,20 @@ after every inbox batch, ``destroy_fn(state)`` on close.
 from __future__ import annotations
 
 import functools
+import operator
+import time
 from typing import Any, Callable
 
-from dag.errors import DagError, DagValidationError, ProcessorContractError
+from dag.errors import DagValidationError, ProcessorContractError
 from processors.buffered import _require_callable, write_buffered_p
 from processors.processor import Processor
 from processors.suppliers import ProcessorMetaSupplier
+from processors.watermark import Watermark
 
-__all__ = ["SourceBuilder", "SinkBuilder", "SourceBuffer", "BatchSource", "BuiltSink", "ConvenientSourceP"]
+__all__ = [
+    "SourceBuilder", "SinkBuilder", "SourceBuffer", "TimestampedSourceBuffer", "BatchSource", "StreamSource",
+    "BuiltSink", "ConvenientSourceP", "TimestampedSourceP",
+]
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -74,6 +89,10 @@ class SourceBuffer:
 
     def add(self, item: Any) -> None:
         """Add one item to emit. Items must not be ``None``; nothing may be added after :meth:`close`."""
+        self._check(item)
+        self._items.append(item)
+
+    def _check(self, item: Any) -> None:
         if self._closed:
             raise ProcessorContractError(
                 f"SourceBuffer.add() of source '{self._source}' called after close(): the buffer is closed, "
@@ -84,7 +103,6 @@ class SourceBuffer:
                 f"SourceBuffer.add(None) in fill_buffer_fn of source '{self._source}': items must not be None; "
                 "skip the value or wrap it"
             )
-        self._items.append(item)
 
     def size(self) -> int:
         """How many items the buffer holds (same as ``len(buffer)``)."""
@@ -97,7 +115,8 @@ class SourceBuffer:
         """Mark the end of the data of a batch source; the items already added are still emitted."""
         if not self._batch:
             raise ProcessorContractError(
-                f"source '{self._source}': a streaming source must not close the buffer, only a batch source can"
+                f"source '{self._source}': a streaming source must not close the buffer, only a batch source can "
+                "(a stream has no end: return from fill_buffer_fn without adding anything when no data is ready)"
             )
         self._closed = True
 
@@ -110,12 +129,46 @@ class SourceBuffer:
         return items
 
 
+class TimestampedSourceBuffer(SourceBuffer):
+    """The buffer of a ``timestamped_stream`` source: ``add(item, timestamp)`` with an int timestamp in
+    milliseconds; ``add(item)`` stamps the item with the current time. It cannot be closed (a stream).
+
+    >>> buf = TimestampedSourceBuffer("ticks")
+    >>> buf.add("a", 1000); buf.add("b"); len(buf)
+    2
+    """
+
+    __slots__ = ()
+
+    def __init__(self, source_name: str):
+        super().__init__(source_name, batch=False)
+
+    def add(self, item: Any, timestamp: int | None = None) -> None:
+        """Add ``item`` with its event ``timestamp`` (int milliseconds; ``None`` = now)."""
+        self._check(item)
+        if timestamp is None:
+            timestamp = time.time_ns() // 1_000_000
+        elif type(timestamp) is not int:
+            try:
+                if isinstance(timestamp, bool):
+                    raise TypeError
+                timestamp = operator.index(timestamp)  # int subclasses, numpy integers
+            except TypeError:
+                raise ProcessorContractError(
+                    f"TimestampedSourceBuffer.add() in fill_buffer_fn of source '{self._source}': the timestamp "
+                    f"must be an int (milliseconds), got {type(timestamp).__name__} {timestamp!r}; "
+                    "convert it, e.g. int(seconds * 1000)"
+                ) from None
+        self._items.append((item, timestamp))
+
+
 class ConvenientSourceP(Processor):
     """The processor of a :class:`SourceBuilder` source (see the module docstring for the protocol)."""
 
     _NOTHING: list = []
 
-    def __init__(self, name, create_fn, fill_buffer_fn, destroy_fn, create_snapshot_fn, restore_snapshot_fn):
+    def __init__(self, name, create_fn, fill_buffer_fn, destroy_fn, create_snapshot_fn, restore_snapshot_fn,
+                 batch=True):
         self._name = name
         self._create_fn = create_fn
         self._fill_buffer_fn = fill_buffer_fn
@@ -125,12 +178,16 @@ class ConvenientSourceP(Processor):
         self._outbox = None
         self._state = None
         self._created = False
-        self._buffer = SourceBuffer(name)
+        self._buffer = self._new_buffer(name, batch)
         self._pending: list = self._NOTHING
         self._pos = 0
         self._snapshot_key: tuple | None = None
         self._snapshot_entry: tuple | None = None
         self._restored: list | None = None
+
+    @staticmethod
+    def _new_buffer(name: str, batch: bool) -> SourceBuffer:
+        return SourceBuffer(name, batch)
 
     def is_cooperative(self) -> bool:
         return False
@@ -146,9 +203,13 @@ class ConvenientSourceP(Processor):
             if self._buffer._closed:
                 return True
             self._fill_buffer_fn(self._state, self._buffer)
-            self._pending = self._buffer._take()
+            self._pending = self._take_pending()
             self._pos = 0
         return self._emit_pending() and self._buffer._closed
+
+    def _take_pending(self) -> list:
+        """What the last ``fill_buffer_fn`` call gives to emit."""
+        return self._buffer._take()
 
     def _emit_pending(self) -> bool:
         """Offer the pending items from ``_pos`` on; True when all went out."""
@@ -162,6 +223,13 @@ class ConvenientSourceP(Processor):
         self._pending, self._pos = self._NOTHING, 0
         return True
 
+    def _watermark(self) -> int | None:
+        """The watermark to save with the state (timestamped sources)."""
+        return None
+
+    def _restore_watermark(self, watermarks: list) -> None:
+        """Apply the saved watermarks (timestamped sources)."""
+
     def save_to_snapshot(self) -> bool:
         if self._create_snapshot_fn is None:
             return True
@@ -173,7 +241,7 @@ class ConvenientSourceP(Processor):
             saved = self._create_snapshot_fn(self._state)
             if saved is None:
                 return True
-            self._snapshot_entry = (self._snapshot_key, saved)
+            self._snapshot_entry = (self._snapshot_key, (saved, self._watermark()))
         if not self._outbox.offer_to_snapshot(*self._snapshot_entry):
             return False
         self._snapshot_entry = None
@@ -191,7 +259,8 @@ class ConvenientSourceP(Processor):
 
     def finish_snapshot_restore(self) -> bool:
         if self._restored:
-            self._restore_snapshot_fn(self._state, self._restored)
+            self._restore_snapshot_fn(self._state, [state for state, _wm in self._restored])
+            self._restore_watermark([wm for _state, wm in self._restored if wm is not None])
         self._restored = None
         return True
 
@@ -199,6 +268,38 @@ class ConvenientSourceP(Processor):
         if self._created and self._destroy_fn is not None:
             self._created = False
             self._destroy_fn(self._state)
+
+
+class TimestampedSourceP(ConvenientSourceP):
+    """The processor of a ``timestamped_stream`` source: emits each item as itself, preceded by a
+    ``Watermark(highest timestamp - allowed_lag)`` whenever that value exceeds the last watermark emitted."""
+
+    def __init__(self, *args, allowed_lag: int = 0):
+        super().__init__(*args, batch=False)
+        self._allowed_lag = allowed_lag
+        self._last_wm: int | None = None
+
+    @staticmethod
+    def _new_buffer(name: str, batch: bool) -> SourceBuffer:
+        return TimestampedSourceBuffer(name)
+
+    def _take_pending(self) -> list:
+        out: list = []
+        append, lag, last = out.append, self._allowed_lag, self._last_wm
+        for item, timestamp in self._buffer._take():
+            wm = timestamp - lag
+            if last is None or wm > last:
+                append(Watermark(wm))
+                last = wm
+            append(item)
+        self._last_wm = last
+        return out
+
+    def _watermark(self) -> int | None:
+        return self._last_wm
+
+    def _restore_watermark(self, watermarks: list) -> None:
+        self._last_wm = min(watermarks) if watermarks else None
 
 
 class _SourceBuilderBase:
@@ -224,8 +325,9 @@ class _SourceBuilderBase:
         return self._name
 
     def fill_buffer_fn(self, fn: Callable[[Any, SourceBuffer], Any]):
-        """Required. ``fn(state, buffer)`` adds the next items with ``buffer.add(item)`` (ideally ~100 per call);
-        a batch source calls ``buffer.close()`` at the end of its data. Returns the builder."""
+        """Required. ``fn(state, buffer)`` adds the next items with ``buffer.add(item)`` (ideally ~100 per call;
+        none when no data is ready); a batch source calls ``buffer.close()`` at the end of its data, a stream
+        never does. Returns the builder."""
         _require_callable(self._owner(), "fill_buffer_fn", fn)
         self._fill_buffer_fn = fn
         return self
@@ -265,7 +367,8 @@ class _SourceBuilderBase:
     def _owner(self) -> str:
         return f"SourceBuilder.{self._kind}('{self._name}')"
 
-    def _checked_processor_factory(self) -> Callable[[], ConvenientSourceP]:
+    def _meta_supplier(self, processor_class: type = ConvenientSourceP, **options: Any) -> ProcessorMetaSupplier:
+        """Check the settings and make the meta-supplier of ``processor_class`` processors."""
         if self._fill_buffer_fn is None:
             raise DagValidationError(f"{self._owner()}.build(): fill_buffer_fn must be set; call .fill_buffer_fn(fn)")
         if (self._create_snapshot_fn is None) != (self._restore_snapshot_fn is None):
@@ -277,15 +380,19 @@ class _SourceBuilderBase:
             raise DagValidationError(
                 f"{self._owner()}.build(): {given} is set but {missing} is not; set both or neither"
             )
-        return functools.partial(
-            ConvenientSourceP,
+        factory = functools.partial(
+            processor_class,
             self._name,
             self._create_fn,
             self._fill_buffer_fn,
             self._destroy_fn,
             self._create_snapshot_fn,
             self._restore_snapshot_fn,
+            **options,
         )
+        if self._local_parallelism is None:
+            return ProcessorMetaSupplier.force_total_parallelism_one(factory)
+        return ProcessorMetaSupplier.of(factory, preferred_local_parallelism=self._local_parallelism)
 
 
 class BatchSourceBuilder(_SourceBuilderBase):
@@ -295,12 +402,42 @@ class BatchSourceBuilder(_SourceBuilderBase):
 
     def build(self) -> "BatchSource":
         """The source as a :class:`BatchSource` (a ``ProcessorMetaSupplier`` with ``.name``)."""
-        factory = self._checked_processor_factory()
-        if self._local_parallelism is None:
-            inner = ProcessorMetaSupplier.force_total_parallelism_one(factory)
-        else:
-            inner = ProcessorMetaSupplier.of(factory, preferred_local_parallelism=self._local_parallelism)
-        return BatchSource(self._name, inner)
+        return BatchSource(self._name, self._meta_supplier())
+
+
+class StreamSourceBuilder(_SourceBuilderBase):
+    """Builder of an unbounded source, made by :meth:`SourceBuilder.stream`."""
+
+    _kind = "stream"
+
+    def build(self) -> "StreamSource":
+        """The source as a :class:`StreamSource` (a ``ProcessorMetaSupplier`` with ``.name``)."""
+        return StreamSource(self._name, self._meta_supplier(batch=False), self._kind)
+
+
+class TimestampedStreamSourceBuilder(_SourceBuilderBase):
+    """Builder of an unbounded source with event timestamps, made by :meth:`SourceBuilder.timestamped_stream`;
+    ``fill_buffer_fn`` gets a :class:`TimestampedSourceBuffer`."""
+
+    _kind = "timestamped_stream"
+
+    def __init__(self, name: str, create_fn: Callable[[Any], Any]):
+        super().__init__(name, create_fn)
+        self._allowed_lag = 0
+
+    def allowed_lag(self, ms: int) -> "TimestampedStreamSourceBuilder":
+        """How far (milliseconds, >= 0; default 0) the watermark trails the highest timestamp seen, i.e. how
+        much out-of-order data may arrive without being behind the watermark (Jet's
+        ``withNativeTimestamps(allowedLag)``). Returns the builder."""
+        if isinstance(ms, bool) or not isinstance(ms, int) or ms < 0:
+            raise DagValidationError(f"{self._owner()}: allowed_lag({ms!r}) must be an int >= 0 (milliseconds)")
+        self._allowed_lag = ms
+        return self
+
+    def build(self) -> "StreamSource":
+        """The source as a :class:`StreamSource` (a ``ProcessorMetaSupplier`` with ``.name``)."""
+        return StreamSource(self._name, self._meta_supplier(TimestampedSourceP, allowed_lag=self._allowed_lag),
+                            self._kind)
 
 
 class SourceBuilder:
@@ -320,22 +457,16 @@ class SourceBuilder:
         return BatchSourceBuilder(name, create_fn)
 
     @staticmethod
-    def stream(name: str, create_fn: Callable[[Any], Any]):
-        """An unbounded source. Not available yet: it comes with the streaming runtime."""
-        raise _streaming_not_available("stream", name)
+    def stream(name: str, create_fn: Callable[[Any], Any]) -> StreamSourceBuilder:
+        """An unbounded source: like :meth:`batch`, but the buffer is never closed. jetspark runs batch jobs
+        only, so a job with it fails at start (see :class:`StreamSource`)."""
+        return StreamSourceBuilder(name, create_fn)
 
     @staticmethod
-    def timestamped_stream(name: str, create_fn: Callable[[Any], Any]):
-        """An unbounded source with event timestamps. Not available yet: it comes with the streaming runtime."""
-        raise _streaming_not_available("timestamped_stream", name)
-
-
-def _streaming_not_available(method: str, name: str) -> DagError:
-    return DagError(
-        f"SourceBuilder.{method}('{name}'): streaming sources come with the streaming runtime, which jetspark "
-        "does not have yet (jobs are batch jobs); use SourceBuilder.batch() and close the buffer at the end "
-        "of the data"
-    )
+    def timestamped_stream(name: str, create_fn: Callable[[Any], Any]) -> TimestampedStreamSourceBuilder:
+        """An unbounded source whose ``fill_buffer_fn`` adds ``buf.add(item, timestamp_ms)``; watermarks follow
+        the timestamps (module docstring). A job with it fails at start (see :class:`StreamSource`)."""
+        return TimestampedStreamSourceBuilder(name, create_fn)
 
 
 class _NamedMetaSupplier(ProcessorMetaSupplier):
@@ -363,6 +494,26 @@ class _NamedMetaSupplier(ProcessorMetaSupplier):
 
 class BatchSource(_NamedMetaSupplier):
     """A built batch source: a ``ProcessorMetaSupplier`` with ``.name``."""
+
+
+class StreamSource(_NamedMetaSupplier):
+    """A built streaming source: a ``ProcessorMetaSupplier`` with ``.name`` whose ``init(context)`` raises a
+    ``DagValidationError``, since jetspark has no streaming runtime yet and a batch job would never end.
+    Unit-test its processors directly: ``(p,) = source.get([0])(0).get(1)`` and ``drive(p, ...)``."""
+
+    def __init__(self, name: str, inner: ProcessorMetaSupplier, kind: str):
+        super().__init__(name, inner)
+        self.kind = kind
+
+    def init(self, context) -> None:
+        vertex = getattr(context, "vertex_name", None) or self.name
+        where = f"vertex '{vertex}': " if vertex != self.name else ""
+        raise DagValidationError(
+            f"{where}source '{self.name}' (SourceBuilder.{self.kind}) is a streaming source, and "
+            "streaming sources need the streaming runtime, which jetspark does not have yet (batch jobs only), "
+            "so this job would never end. Use SourceBuilder.batch() and close the buffer at the end of the data "
+            "(to unit-test the source, drive its processor directly: source.get([0])(0).get(1))"
+        )
 
 
 class BuiltSink(_NamedMetaSupplier):
@@ -428,18 +579,16 @@ class SinkBuilder:
         self._destroy_fn = fn
         return self
 
-    def preferred_local_parallelism(self, local_parallelism: int | None) -> "SinkBuilder":
+    def preferred_local_parallelism(self, n: int | None) -> "SinkBuilder":
         """Processors per member (default 1); ``None`` (or Jet's -1) leaves it to the engine. Returns the builder."""
-        if local_parallelism == -1:
-            local_parallelism = None
-        if local_parallelism is not None and (
-            isinstance(local_parallelism, bool) or not isinstance(local_parallelism, int) or local_parallelism < 1
-        ):
+        if n == -1:
+            n = None
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
             raise DagValidationError(
-                f"{self._owner()}: preferred_local_parallelism({local_parallelism!r}) must be an int >= 1, "
+                f"{self._owner()}: preferred_local_parallelism({n!r}) must be an int >= 1, "
                 "or None for the engine's default"
             )
-        self._local_parallelism = local_parallelism
+        self._local_parallelism = n
         return self
 
     def build(self) -> BuiltSink:

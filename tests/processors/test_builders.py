@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import itertools
+import time
+
 import pytest
 
-from dag.errors import DagError, DagValidationError, ProcessorContractError
-from processors import Context, Inbox, Outbox, ProcessorMetaSupplier, SinkBuilder, SourceBuilder, verify_processor
-from processors.builders import BatchSource, BuiltSink, SourceBuffer
+from dag.errors import DagValidationError, ProcessorContractError
+from processors import (
+    Context, Inbox, Outbox, ProcessorMetaSupplier, SinkBuilder, SourceBuilder, Watermark, verify_processor,
+)
+from processors import driver
+from processors.builders import BatchSource, BuiltSink, SourceBuffer, StreamSource, TimestampedSourceBuffer
+from processors.driver import drive
 
 
 def processors_of(pms, local_parallelism=1, member_count=1):
@@ -295,12 +302,12 @@ def test_snapshot_save_emits_pending_items_first_and_restore_gets_all_states():
     assert proc.save_to_snapshot() is True
     assert outbox.drain(0) == [1]
     saved = outbox.drain_snapshot()
-    assert [value for _key, value in saved] == [2]
+    assert [value for _key, value in saved] == [(2, None)]  # (state, watermark): no watermark in a batch source
 
     [(fresh, ctx2)] = processors_of(src)
     fresh_outbox = Outbox([100])
     fresh.init(fresh_outbox, ctx2)
-    fresh.restore_from_snapshot(Inbox([saved[0], (("other", 1), 7)]))
+    fresh.restore_from_snapshot(Inbox([saved[0], (("other", 1), (7, None))]))
     assert fresh.finish_snapshot_restore() is True
     assert complete_all(fresh, fresh_outbox)[0] == [7, 8, 9]
 
@@ -332,10 +339,250 @@ def test_source_without_snapshot_fns_when_state_restored_then_clear_error():
         proc.restore_from_snapshot(Inbox([("k", 1)]))
 
 
-@pytest.mark.parametrize("method", ["stream", "timestamped_stream"])
-def test_streaming_sources_when_requested_then_dag_error_says_they_come_with_streaming_runtime(method):
-    with pytest.raises(DagError, match="streaming runtime"):
-        getattr(SourceBuilder, method)("s", lambda ctx: None)
+# ---------------------------------------------------------------------------------------------- streaming sources
+
+
+def stream_processor(src, context=None, capacity=100, snapshot_capacity=None):
+    """The (only) processor of a built stream source, initialised; taken without the meta-supplier's init()."""
+    (proc,) = src.get([0])(0).get(1)
+    outbox = Outbox([capacity], snapshot_capacity=snapshot_capacity)
+    proc.init(outbox, context or Context())
+    return proc, outbox
+
+
+def complete_n(proc, outbox, calls):
+    """Call complete() ``calls`` times (a stream never completes), draining the outbox; returns the items."""
+    out = []
+    for _ in range(calls):
+        outbox.reset()
+        assert proc.complete() is False
+        out += outbox.drain(0)
+    return out
+
+
+def fill_counting(state, buf):
+    """An endless source: 3 numbers per call."""
+    for _ in range(3):
+        buf.add(state[0])
+        state[0] += 1
+
+
+@pytest.mark.parametrize("kind", ["stream", "timestamped_stream"])
+def test_stream_builder_when_built_then_named_stream_source(kind):
+    src = getattr(SourceBuilder, kind)("ticks", lambda ctx: [0]).fill_buffer_fn(fill_counting).build()
+    assert isinstance(src, StreamSource) and isinstance(src, ProcessorMetaSupplier)
+    assert (src.name, src.kind, src.preferred_local_parallelism()) == ("ticks", kind, 1)
+
+
+@pytest.mark.parametrize("kind", ["stream", "timestamped_stream"])
+def test_stream_source_when_job_starts_then_init_rejects_naming_source_and_missing_streaming_runtime(kind):
+    src = getattr(SourceBuilder, kind)("ticks", lambda ctx: [0]).fill_buffer_fn(fill_counting).build()
+    with pytest.raises(DagValidationError) as info:
+        src.init(Context(vertex_name="clock"))
+    message = str(info.value)
+    assert "vertex 'clock'" in message and f"source 'ticks' (SourceBuilder.{kind})" in message
+    assert "streaming runtime, which jetspark does not have yet (batch jobs only)" in message
+    assert "SourceBuilder.batch()" in message
+
+
+@pytest.mark.parametrize("kind", ["stream", "timestamped_stream"])
+def test_stream_build_when_fill_buffer_fn_missing_then_clear_error(kind):
+    with pytest.raises(DagValidationError, match=rf"SourceBuilder.{kind}\('s'\).build\(\): fill_buffer_fn must be set"):
+        getattr(SourceBuilder, kind)("s", lambda ctx: None).build()
+
+
+def test_stream_source_complete_never_returns_true_and_emits_every_fill():
+    src = SourceBuilder.stream("ticks", lambda ctx: [0]).fill_buffer_fn(fill_counting).build()
+    proc, outbox = stream_processor(src)
+    assert not proc.is_cooperative()
+    assert complete_n(proc, outbox, 50) == list(range(150))
+
+
+def test_stream_source_through_a_one_slot_outbox_loses_nothing():
+    src = SourceBuilder.stream("ticks", lambda ctx: [0]).fill_buffer_fn(fill_counting).build()
+    proc, outbox = stream_processor(src, capacity=1)
+    assert complete_n(proc, outbox, 30) == list(range(30))
+
+
+@pytest.mark.parametrize("kind", ["stream", "timestamped_stream"])
+def test_stream_source_when_buffer_closed_then_clear_error(kind):
+    src = getattr(SourceBuilder, kind)("ticks", lambda ctx: None).fill_buffer_fn(lambda st, buf: buf.close()).build()
+    proc, outbox = stream_processor(src)
+    with pytest.raises(ProcessorContractError, match="source 'ticks': a streaming source must not close the buffer"):
+        proc.complete()
+
+
+def test_stream_source_when_driven_then_bounded_outputs_and_close_destroys_state():
+    destroyed = []
+    src = (SourceBuilder.stream("ticks", lambda ctx: [0]).fill_buffer_fn(fill_counting)
+           .destroy_fn(destroyed.append).build())
+    (proc,) = src.get([0])(0).get(1)
+    batches = drive(proc, Context(vertex_name="ticks"), inbound=[], inbound_priorities={}, outbound_capacities=[4])
+    items = [item for _, batch in itertools.islice(batches, 10) for item in batch]
+    assert items == list(range(len(items))) and len(items) >= 10
+    assert destroyed == []
+    batches.close()  # the consumer stops: the driver closes the processor
+    assert len(destroyed) == 1
+
+
+def test_stream_source_when_no_data_ready_for_long_then_driver_backs_off_instead_of_failing(monkeypatch):
+    sleeps = []
+    monkeypatch.setattr(driver, "_sleep", sleeps.append)
+    polls = []
+
+    def fill(state, buf):  # data arrives only at the 2000th poll
+        polls.append(1)
+        if len(polls) >= 2000:
+            buf.add(len(polls))
+
+    (proc,) = SourceBuilder.stream("quiet", lambda ctx: None).fill_buffer_fn(fill).build().get([0])(0).get(1)
+    batches = drive(proc, Context(), inbound=[], inbound_priorities={}, outbound_capacities=[4])
+    assert next(batches) == (0, [2000])
+    batches.close()
+    assert len(sleeps) == 1999 and max(sleeps) == driver.IDLE_MAX_SLEEP
+
+
+def test_distributed_stream_source_snapshots_per_processor_and_restore_gets_all_states():
+    src = (SourceBuilder.stream("ticks", lambda ctx: [ctx.global_processor_index * 100])
+           .fill_buffer_fn(fill_counting).distributed(2)
+           .create_snapshot_fn(lambda state: state[0])
+           .restore_snapshot_fn(lambda state, saved: restored.append(sorted(saved)))
+           .build())
+    restored = []
+    entries = []
+    for index, proc in enumerate(src.get([0])(0).get(2)):  # the engine would ask for 2, without init(): see above
+        outbox = Outbox([100], snapshot_capacity=1)
+        proc.init(outbox, Context(local_parallelism=2, total_parallelism=2, global_processor_index=index,
+                                  local_processor_index=index))
+        complete_n(proc, outbox, 2)
+        outbox.reset()
+        assert proc.save_to_snapshot() is True
+        entries += outbox.drain_snapshot()
+    assert sorted(value for _key, value in entries) == [(6, None), (106, None)]
+    assert len({key for key, _value in entries}) == 2, "each processor saves under its own key"
+
+    fresh, outbox = stream_processor(src)
+    fresh.restore_from_snapshot(Inbox(entries))
+    assert fresh.finish_snapshot_restore() is True
+    assert restored == [[6, 106]]
+
+
+def test_stream_source_when_restored_then_continues_from_the_saved_state():
+    def restore(state, saved):
+        (state[0],) = saved
+
+    src = (SourceBuilder.stream("ticks", lambda ctx: [0]).fill_buffer_fn(fill_counting)
+           .create_snapshot_fn(lambda state: state[0]).restore_snapshot_fn(restore).build())
+    proc, outbox = stream_processor(src, capacity=2, snapshot_capacity=1)
+    assert proc.complete() is False  # 0 1 emitted, 2 pending: the outbox is full
+    outbox.reset()
+    assert proc.save_to_snapshot() is False  # 2 must go out before the state is saved
+    first = outbox.drain(0)
+    outbox.reset()
+    assert proc.save_to_snapshot() is True
+    first += outbox.drain(0)
+    (entry,) = outbox.drain_snapshot()
+    fresh, fresh_outbox = stream_processor(src)
+    fresh.restore_from_snapshot(Inbox([entry]))
+    fresh.finish_snapshot_restore()
+    assert first + complete_n(fresh, fresh_outbox, 2) == list(range(9))
+
+
+# ---------------------------------------------------------------------------------------------- timestamped
+
+
+def fill_events(events):
+    """fill_buffer_fn adding one (item, timestamp) list per call, then nothing."""
+    chunks = iter(events)
+
+    def fill(state, buf):
+        for item, timestamp in next(chunks, []):
+            buf.add(item, timestamp)
+    return fill
+
+
+def test_timestamped_source_emits_items_preceded_by_watermarks_of_the_highest_timestamp():
+    fill = fill_events([[("a", 100), ("b", 90), ("c", 120)], [("d", 120), ("e", 130)]])
+    src = SourceBuilder.timestamped_stream("events", lambda ctx: None).fill_buffer_fn(fill).build()
+    proc, outbox = stream_processor(src)
+    assert complete_n(proc, outbox, 3) == [
+        Watermark(100), "a", "b", Watermark(120), "c", "d", Watermark(130), "e"]
+
+
+def test_timestamped_source_allowed_lag_holds_the_watermark_back():
+    fill = fill_events([[("a", 100), ("b", 95), ("c", 120)]])
+    src = SourceBuilder.timestamped_stream("events", lambda ctx: None).fill_buffer_fn(fill).allowed_lag(10).build()
+    proc, outbox = stream_processor(src, capacity=1)  # watermarks and items both wait for room
+    assert complete_n(proc, outbox, 8) == [Watermark(90), "a", "b", Watermark(110), "c"]
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "10", None])
+def test_timestamped_allowed_lag_when_invalid_then_clear_error(bad):
+    with pytest.raises(DagValidationError, match=r"allowed_lag\(.*\) must be an int >= 0"):
+        SourceBuilder.timestamped_stream("s", lambda ctx: None).allowed_lag(bad)
+
+
+def test_timestamped_buffer_add_without_timestamp_stamps_current_time_in_ms():
+    buf = TimestampedSourceBuffer("clock")
+    before = time.time_ns() // 1_000_000
+    buf.add("now")
+    after = time.time_ns() // 1_000_000
+    [(item, timestamp)] = buf._take()
+    assert item == "now" and before <= timestamp <= after
+
+
+@pytest.mark.parametrize("bad", [1.5, "100", True])
+def test_timestamped_buffer_when_timestamp_not_int_then_clear_error(bad):
+    with pytest.raises(ProcessorContractError, match=r"source 'clock'.*timestamp must be an int \(milliseconds\)"):
+        TimestampedSourceBuffer("clock").add("x", bad)
+
+
+def test_timestamped_source_snapshot_saves_watermark_and_restore_resumes_from_lowest():
+    fill = fill_events([[("a", 100)], [("b", 150)]])
+    src = (SourceBuilder.timestamped_stream("events", lambda ctx: [0]).fill_buffer_fn(fill)
+           .create_snapshot_fn(lambda state: "state").restore_snapshot_fn(lambda state, saved: None).build())
+    proc, outbox = stream_processor(src, snapshot_capacity=1)
+    complete_n(proc, outbox, 1)
+    assert proc.save_to_snapshot() is True
+    [(key, value)] = outbox.drain_snapshot()
+    assert value == ("state", 100)
+
+    restored_fill = fill_events([[("late", 90), ("x", 100), ("y", 101)]])
+    src2 = (SourceBuilder.timestamped_stream("events", lambda ctx: [0]).fill_buffer_fn(restored_fill)
+            .create_snapshot_fn(lambda state: "state").restore_snapshot_fn(lambda state, saved: None).build())
+    fresh, fresh_outbox = stream_processor(src2)
+    fresh.restore_from_snapshot(Inbox([(key, value), (("other",), ("state", 120))]))
+    fresh.finish_snapshot_restore()
+    assert complete_n(fresh, fresh_outbox, 1) == ["late", "x", Watermark(101), "y"]
+
+
+def test_stream_source_in_a_dag_when_submitted_then_job_fails_at_start_naming_the_source():
+    """Also without Spark: the planner accepts the DAG; the engine's first call, init(), refuses it."""
+    from dag import DAG
+    from edges import between
+    from processors import write_list_p
+
+    src = SourceBuilder.stream("ticks", lambda ctx: [0]).fill_buffer_fn(fill_counting).build()
+    dag = DAG()
+    dag.edge(between(dag.new_vertex(src.name, src), dag.new_vertex("sink", write_list_p("out"))))
+    dag.validate()
+    with pytest.raises(DagValidationError, match="streaming runtime"):
+        dag.get_vertex("ticks").meta_supplier.init(Context(vertex_name="ticks"))
+
+
+@pytest.mark.spark
+@pytest.mark.timeout(300)
+def test_stream_source_when_job_runs_on_spark_then_fails_at_start_instead_of_running_forever(engine):
+    from dag import DAG, JobFailedError
+    from edges import between
+    from processors import write_list_p
+
+    src = SourceBuilder.stream("ticks", lambda ctx: [0]).fill_buffer_fn(fill_counting).build()
+    dag = DAG()
+    dag.edge(between(dag.new_vertex(src.name, src), dag.new_vertex("sink", write_list_p("stream_never"))))
+    with pytest.raises(JobFailedError) as info:
+        engine.new_job(dag).join()
+    assert info.value.vertex == "ticks" and "streaming runtime" in str(info.value), str(info.value)
 
 
 # ---------------------------------------------------------------------------------------------- SinkBuilder
