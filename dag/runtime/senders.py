@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from dag.errors import DagValidationError
 from dag.planner.model import EdgeOp, EdgePlan, Route
 from edges.partitioner import Partitioner
 
@@ -181,9 +182,18 @@ def _accumulate_into(acc: dict, spec: SenderSpec, batches: Iterable[list], count
         combine = op.combine_fn
         for batch in batches:
             received += len(batch)
-            for k, a in batch:
-                cur = acc.get(k, _MISSING)
-                acc[k] = a if cur is _MISSING else combine(cur, a)
+            try:
+                for k, a in batch:
+                    cur = acc.get(k, _MISSING)
+                    acc[k] = a if cur is _MISSING else combine(cur, a)
+            except (TypeError, ValueError) as exc:
+                bad = next((e for e in batch if not (isinstance(e, tuple) and len(e) == 2)), None)
+                if bad is None:
+                    raise
+                raise DagValidationError(
+                    f"the edge into combine_by_key_p carries {bad!r:.100}, not a (key, accumulator) entry; "
+                    "emit entries with processors.entry(key, acc) upstream"
+                ) from exc
     if counts is not None:
         counts["received"] = received
 

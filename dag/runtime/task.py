@@ -112,7 +112,11 @@ class StageTask:
 
     def _send(self, g: int, stream: Iterator, counters: dict) -> Iterator[Any]:
         counts: dict | None = {} if self.sender_counts_vertex else None
-        yield from send(self.sender, g, (batch for _, batch in stream), counts)  # type: ignore[arg-type]
+        try:
+            yield from send(self.sender, g, (batch for _, batch in stream), counts)  # type: ignore[arg-type]
+        except Exception as exc:  # a key function or an aggregate operation of the edge failed
+            mark_origin(exc, self.sender_counts_vertex or self.chain[-1].name, g)
+            raise
         if counts:
             name = self.sender_counts_vertex
             counters[(name, g, RECEIVED, 0)] = counts.get("received", 0)

@@ -294,3 +294,16 @@ def test_progress_when_enabled_then_prints_stage_lines(engine, capsys):
     err = capsys.readouterr().err
     assert f"[{job.name}] numbers, slow: count() (runs the sink processors)" in err
     assert f"[{job.name}] stage " in err and " tasks (1 running)" in err
+
+
+def test_failure_when_partition_key_fn_raises_then_sending_vertex_named(engine):
+    src = unique("nums")
+    engine.get_list(src).extend(range(4))
+    dag = DAG()
+    s = dag.new_vertex("numbers", read_list_p(src), local_parallelism=1)
+    m = dag.new_vertex("halves", map_p(lambda x: x / 2), local_parallelism=1)
+    k = dag.new_vertex("sink", write_list_p(unique("out")), local_parallelism=2)
+    dag.edge(between(s, m)).edge(between(m, k).partitioned(lambda x: {}[x]))
+    with pytest.raises(JobFailedError) as info:
+        engine.new_job(dag).join()
+    assert (info.value.vertex, info.value.processor_index, info.value.exc_type) == ("halves", 0, "KeyError")
