@@ -59,9 +59,10 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     subs: dict[str, argparse.ArgumentParser] = {}
 
-    def command(name: str, help_: str) -> argparse.ArgumentParser:
+    def command(name: str, help_: str, usage: str) -> argparse.ArgumentParser:
         sub = subs[name] = commands.add_parser(
             name, help=help_, description=help_, epilog=_EPILOG, add_help=False, allow_abbrev=False,
+            usage=f"jetspark {name} TARGET {usage}[FUNCTION OPTIONS...]",
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         sub.add_argument("target", metavar="TARGET", nargs="?", help="MODULE[:FUNCTION] or PATH.py[:FUNCTION]")
@@ -69,26 +70,30 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
         return sub
 
     def engine_options(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument("--master", default="local[*]", help="Spark master URL (default: local[*])")
-        sub.add_argument("--members", type=int, help="logical cluster members (default: 1 locally, the executors "
+        sub.add_argument("--master", default="local[*]", metavar="URL", help="Spark master URL (default: local[*])")
+        sub.add_argument("--members", type=int, metavar="N", help="logical cluster members (default: 1 locally, the executors "
                                                      "on a cluster)")
         sub.add_argument("--parallelism", type=int, metavar="L",
                          help="default local parallelism of vertices (default: Spark's parallelism / members)")
 
-    run = command("run", "Run the job: prepare, run the DAG on Spark, report.")
+    run = command("run", "Run the job: prepare, run the DAG on Spark, report.",
+                  "[--master URL] [--members N] [--parallelism L] [--progress] [--name NAME] ")
     engine_options(run)
     run.add_argument("--progress", action="store_true", help="show a progress line per Spark stage")
     run.add_argument("--name", help="job name (default: the JobSpec's name or the function's)")
 
-    dot = command("dot", "Print the DAG in Jet's DOT format (or the physical plan's with --plan).")
+    dot = command("dot", "Print the DAG in Jet's DOT format (or the physical plan's with --plan).",
+                  "[--plan] [-o FILE] [--master URL] [--members N] [--parallelism L] ")
     dot.add_argument("--plan", action="store_true", help="the Spark plan's graph instead of the DAG")
     dot.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
     engine_options(dot)
 
-    explain = command("explain", "Print the Spark plan: stages, vertices with their parallelism, edge lowerings.")
+    explain = command("explain", "Print the Spark plan: stages, vertices with their parallelism, edge lowerings.",
+                      "[--master URL] [--members N] [--parallelism L] ")
     engine_options(explain)
 
-    render = command("render", "Draw the DAG (or with --plan the Spark plan) as a picture with graphviz.")
+    render = command("render", "Draw the DAG (or with --plan the Spark plan) as a picture with graphviz.",
+                     "-o FILE [--format FMT] [--plan] [--master URL] [--members N] [--parallelism L] ")
     render.add_argument("-o", "--output", metavar="FILE", help="picture to write; the format follows the suffix")
     render.add_argument("--format", help="graphviz format (svg, png, pdf, ...; default: FILE's suffix or svg)")
     render.add_argument("--plan", action="store_true", help="draw the Spark plan instead of the DAG")
@@ -246,6 +251,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("jetspark: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `jetspark dot ... | head`: the reader went away; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except (OSError, ValueError) as exc:
         return _fail(args, exc, f"jetspark {args.command}: {type(exc).__name__}: {exc}", 1)
 
