@@ -1,0 +1,114 @@
+"""Worker-side pieces without Spark: edge senders (routes, pre-aggregation) and the failure marker."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from dag import DAG, EngineConfig, JobFailedError
+from dag.planner import EdgeOp, Route, plan_dag
+from dag.runtime.failures import MARKER, decode_failure, encode_failure, mark_origin
+from dag.runtime.senders import SenderSpec, send
+from edges import Partitioner, between
+from processors import accumulate_by_key_p, combine_by_key_p, counting, entry_key, noop_p, whole_item
+
+
+def spec(route, ls=1, ld=1, members=1, **kw):
+    return SenderSpec(op=EdgeOp.PARTITION_BY, route=route, dest_ordinal=0, ls=ls, ld=ld, members=members,
+                      partition_count=271, queue_size=1024, **kw)
+
+
+def targets(records):
+    got: dict[int, list] = {}
+    for t, (_, batch) in records:
+        got.setdefault(t, []).extend(batch)
+    return got
+
+
+def test_send_when_isolated_2_to_4_then_jet_candidates():
+    s = spec(Route.ISOLATED, ls=2, ld=4)
+    assert set(targets(send(s, 0, [list(range(8))]))) == {0, 2}
+    assert set(targets(send(s, 1, [list(range(8))]))) == {1, 3}
+
+
+def test_send_when_isolated_3_to_2_on_member_1_then_stays_in_member():
+    s = spec(Route.ISOLATED, ls=3, ld=2, members=2)
+    assert set(targets(send(s, 5, [[1, 2]]))) == {2}  # member 1, local 2 -> local 0 -> global 2
+    assert set(targets(send(s, 4, [[1, 2]]))) == {3}
+
+
+def test_send_when_unicast_member_then_round_robin_within_member():
+    got = targets(send(spec(Route.UNICAST_MEMBER, ls=2, ld=3, members=2), 3, [list(range(9))]))
+    assert set(got) == {3, 4, 5} and sorted(sum(got.values(), [])) == list(range(9))
+
+
+def test_send_when_fanout_then_one_copy_per_member():
+    got = list(send(spec(Route.FANOUT, ls=1, ld=2, members=3), 0, [[1], [2]]))
+    assert [t // 2 for t, _ in got] == [0, 1, 2, 0, 1, 2]
+
+
+def test_send_when_partitioned_local_distributed_member_then_formula():
+    part = Partitioner.default()
+    kw = dict(key_fn=whole_item, partitioner=part)
+    items = [f"k{i}" for i in range(30)]
+    local = targets(send(spec(Route.PARTITIONED_LOCAL, ls=2, ld=3, members=2, **kw), 2, [items]))
+    assert all(t == 3 + part.get_partition(k, 271) % 3 for t, ks in local.items() for k in ks)
+    dist = targets(send(spec(Route.PARTITIONED_ALL, ls=2, ld=3, members=2, **kw), 2, [items]))
+    assert all(t == part.get_partition(k, 271) % 6 for t, ks in dist.items() for k in ks)
+    to1 = targets(send(spec(Route.PARTITIONED_MEMBER, ls=2, ld=3, members=2, member=1, **kw), 0, [items]))
+    assert all(t == 3 + part.get_partition(k, 271) % 3 for t, ks in to1.items() for k in ks)
+
+
+def test_send_when_pre_aggregated_counting_then_one_entry_per_key_routed_by_key():
+    part = Partitioner.default()
+    s = spec(Route.PARTITIONED_ALL, ld=2, key_fn=whole_item, partitioner=part, pre_mode="accumulate",
+             operation=counting())
+    words = ["a", "b", "a", "c", "a", "b"]
+    counts: dict = {}
+    got = targets(send(s, 0, [words[:3], words[3:]], counts))
+    assert dict(e for es in got.values() for e in es) == Counter(words)
+    assert all(t == part.get_partition(k, 271) % 2 for t, es in got.items() for k, _ in es)
+    assert counts == {"received": 6, "emitted": 3}
+
+
+def test_send_when_combine_mode_then_accumulators_merged():
+    s = spec(Route.PARTITIONED_ALL, key_fn=entry_key, partitioner=Partitioner.default(), pre_mode="combine",
+             operation=counting())
+    got = targets(send(s, 0, [[("a", 2), ("b", 1)], [("a", 3)]]))
+    assert sorted(got[0]) == [("a", 5), ("b", 1)]
+
+
+def test_plan_then_senders_built_from_edge_plans():
+    from dag.runtime.senders import sender_spec
+
+    dag = DAG()
+    a = dag.new_vertex("a", noop_p())
+    acc = dag.new_vertex("acc", accumulate_by_key_p(whole_item, counting()))
+    comb = dag.new_vertex("comb", combine_by_key_p(counting()))
+    dag.edge(between(a, acc).partitioned(whole_item)).edge(between(acc, comb).partitioned(entry_key).distributed())
+    plan = plan_dag(dag, EngineConfig(), 2, 2)
+    out = next(ep for ep in plan.edges if ep.source == "acc")
+    s = sender_spec(out, 2, 271)
+    assert (s.pre_mode, s.absorbed_vertex, s.ls, s.ld, s.route) == ("accumulate", "acc", 2, 2, Route.PARTITIONED_ALL)
+
+
+def boom():
+    raise ValueError("bad item 7")
+
+
+def test_failure_marker_when_wrapped_in_jvm_text_then_decoded_without_it():
+    try:
+        boom()
+    except ValueError as exc:
+        mark_origin(exc, "tokenize", 3)
+        mark_origin(exc, "downstream", 9)  # the innermost runner wins
+        failure = encode_failure(exc, ["source", "tokenize"], 3)
+    assert MARKER in str(failure)
+    noise = ("py4j.protocol.Py4JJavaError: An error occurred while calling o123.count.\n"
+             "org.apache.spark.SparkException: Job aborted due to stage failure: ... Traceback ...\n"
+             f"dag.runtime.failures.TaskFailure: {failure}\n\tat org.apache.spark.api.python.PythonRunner...")
+    decoded = decode_failure(RuntimeError(noise), "wc")
+    assert isinstance(decoded, JobFailedError)
+    assert (decoded.vertex, decoded.processor_index, decoded.exc_type, decoded.exc_message) == \
+        ("tokenize", 3, "ValueError", "bad item 7")
+    assert "in boom" in decoded.user_traceback and "org.apache" not in str(decoded)
+    assert decode_failure(RuntimeError("no marker here"), "wc") is None
