@@ -39,6 +39,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from corpus import BOOKS, STOPWORDS, document_paths, read_stopwords
 from dag import DAG
 from edges import Partitioner, between, from_
 from jetspark_cli.spec import JobSpec
@@ -57,11 +58,6 @@ from processors import (
     write_map_p,
 )
 
-HERE = Path(__file__).resolve().parent
-BOOKS = HERE / "data" / "books"
-"""The bundled sample corpus."""
-STOPWORDS = HERE / "data" / "stopwords.txt"
-"""The stopword list of Jet's TF-IDF sample, one word a line."""
 DOCS_MAP = "docs"
 """Driver-side map read by ``doc-source``: document id -> file path."""
 INDEX_MAP = "index"
@@ -70,23 +66,6 @@ INDEX_MAP = "index"
 _words = re.compile(r"\w+", re.ASCII).findall
 
 Index = Mapping[str, list[tuple[int, float]]]
-
-
-def document_paths(books: str | Path) -> dict[int, str]:
-    """``{doc_id: path}`` for the files of ``books``; ids are 1.. in sorted file-name order."""
-    directory = Path(books)
-    if not directory.is_dir():
-        raise FileNotFoundError(f"--books {books}: no such directory; give a directory of UTF-8 text files")
-    names = sorted(p.name for p in directory.iterdir() if p.is_file())
-    if not names:
-        raise FileNotFoundError(f"--books {books}: the directory holds no files; give a directory of text files")
-    return {doc_id: str(directory.resolve() / name) for doc_id, name in enumerate(names, start=1)}
-
-
-def read_stopwords(path: str | Path) -> frozenset[str]:
-    """The stopword set: the lines of ``path``."""
-    with open(path, encoding="utf-8-sig") as f:
-        return frozenset(f.read().splitlines())
 
 
 # ----------------------------------------------------------------------------------------------- processors

@@ -33,6 +33,7 @@ import re
 import sys
 from pathlib import Path
 
+from corpus import BOOKS, document_paths
 from dag import DAG
 from edges import Partitioner, between
 from jetspark_cli.spec import JobSpec
@@ -47,29 +48,12 @@ from processors import (
     write_map_p,
 )
 
-BOOKS = Path(__file__).resolve().parent / "data" / "books"
-"""The bundled sample corpus."""
 DOCS_MAP = "docs"
 """Driver-side map read by ``source``: document id -> file path."""
 COUNTS_MAP = "counts"
 """Driver-side map written by ``sink``: word -> count."""
 
 _words = re.compile(r"\w+", re.ASCII).findall
-
-
-def document_paths(books: str | Path) -> dict[int, str]:
-    """``{doc_id: path}`` for the files of ``books``; ids are 1.. in sorted file-name order.
-
-    >>> list(document_paths(BOOKS))[:2]
-    [1, 2]
-    """
-    directory = Path(books)
-    if not directory.is_dir():
-        raise FileNotFoundError(f"--books {books}: no such directory; give a directory of UTF-8 text files")
-    names = sorted(p.name for p in directory.iterdir() if p.is_file())
-    if not names:
-        raise FileNotFoundError(f"--books {books}: the directory holds no files; give a directory of text files")
-    return {doc_id: str(directory.resolve() / name) for doc_id, name in enumerate(names, start=1)}
 
 
 def doc_lines(doc: tuple[int, str]) -> list[str]:
