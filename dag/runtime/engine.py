@@ -60,6 +60,8 @@ class Engine:
         sc = self._spark.sparkContext
         self._master = sc.master
         self._local = sessions.is_local_master(self._master)
+        # user modules travel by value unless the workers can import them from the driver's sys.path
+        self._ship_user_modules = not self._local or sc.getConf().get("spark.executorEnv.PYTHONPATH") is None
         self._members = self._config.members or sessions.detect_members(sc, self._master)
         self._default_parallelism = self._config.default_local_parallelism or max(
             1, sc.defaultParallelism // self._members)
@@ -110,7 +112,7 @@ class Engine:
         self._check_open()
         config = config or JobConfig()
         plan = self.plan(dag)
-        if not self._local:
+        if self._ship_user_modules:
             from dag.runtime.session import register_user_modules
 
             register_user_modules()

@@ -7,8 +7,8 @@ Choices (each can be overridden through ``EngineConfig.spark_conf`` or the envir
   ``dag``, ``processors`` or ``edges``;
 - the driver's ``sys.path`` goes to the workers (``spark.executorEnv.PYTHONPATH``), so functions and classes
   from the user's own modules (a script's directory, a test directory) unpickle there in local mode and on
-  ``local-cluster``; on a real cluster, :func:`register_user_modules` makes cloudpickle ship such modules by
-  value;
+  ``local-cluster``; on a real cluster (and for a borrowed session started without that setting),
+  :func:`register_user_modules` makes cloudpickle ship such modules by value;
 - ``PYTHONHASHSEED`` is pinned (``"0"``) for the workers, so ``Partitioner.HASH_CODE`` agrees among them;
 - quiet: a log4j2 configuration at level ERROR for the driver JVM (unless ``spark.driver.extraJavaOptions`` is
   set), log level ERROR, no console progress bar (the engine has its own, ``EngineConfig.progress``);
