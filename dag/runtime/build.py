@@ -256,10 +256,11 @@ class PlanRun:
     def _fill_collection(self, vp: VertexPlan, rdd: Any) -> None:
         kind, name = vp.runtime_arg
         target = self.collections.get(kind, name)
+        items = rdd.toLocalIterator(prefetchPartitions=rdd.getNumPartitions() > 1)  # next partition computes meanwhile
         if kind == "list":
-            target.extend(rdd.toLocalIterator())
+            target.extend(items)
             return
-        for item in rdd.toLocalIterator():
+        for item in items:
             if not (isinstance(item, tuple) and len(item) == 2):
                 raise DagValidationError(
                     f"vertex '{vp.name}' (write_map_p({name!r})) received {item!r:.100}, not a (key, value) entry; "
