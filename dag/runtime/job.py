@@ -100,10 +100,20 @@ class Job:
     def cancel(self) -> None:
         """Cancel the job: its running Spark jobs are cancelled and it ends FAILED."""
         with self._lock:
-            if self._status.is_terminal:
+            if self._status.is_terminal or self._cancelled:
                 return
             self._cancelled = True
-        self._engine.spark.sparkContext.cancelJobGroup(self.group_id)
+        sc = self._engine.spark.sparkContext
+
+        def keep_cancelling() -> None:  # a Spark job submitted just after a cancel must not escape it
+            try:
+                while not self._done.wait(0.5):
+                    sc.cancelJobGroup(self.group_id)
+            except Exception:  # noqa: BLE001 - the session was stopped: nothing left to cancel
+                pass
+
+        sc.cancelJobGroup(self.group_id)
+        threading.Thread(target=keep_cancelling, name=f"jetspark-cancel-{self._id}", daemon=True).start()
 
     def metrics(self) -> JobMetrics:
         """``receivedCount`` per inbound and ``emittedCount`` per outbound ordinal, per vertex and processor
