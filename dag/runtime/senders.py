@@ -77,7 +77,7 @@ def send(spec: SenderSpec, g: int, batches: Iterable[list], counts: dict | None 
     if spec.op is EdgeOp.BROADCAST:
         member = g // spec.ls if spec.route is Route.BROADCAST_MEMBER else 0
         return ((member, batch) for batch in batches)
-    if spec.op in (EdgeOp.NARROW, EdgeOp.COALESCE, EdgeOp.REPARTITION, EdgeOp.FUSED):
+    if spec.op in (EdgeOp.NARROW, EdgeOp.COALESCE, EdgeOp.REPARTITION):
         o = spec.dest_ordinal
         return ((o, batch) for batch in batches)
     if spec.pre_mode is not None:
