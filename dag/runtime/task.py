@@ -164,7 +164,7 @@ def _run_vertex(vt: VertexTask, g: int, stream: Iterator, counters: dict) -> Ite
 
 
 def _run_processor(vt: VertexTask, g: int, stream: Iterator, counters: dict) -> Iterator[tuple[int, list]]:
-    from processors.driver import ProcessorMetrics, drive
+    from processors.driver import ProcessorMetrics, close_processor, drive
 
     supplier_ctx, ctx = _contexts(vt, g)
     supplier = vt.suppliers[g // vt.local_parallelism]  # type: ignore[index]
@@ -179,7 +179,11 @@ def _run_processor(vt: VertexTask, g: int, stream: Iterator, counters: dict) -> 
                 f"Requested: {vt.local_parallelism}, returned: {len(processors)}; get(count) must return exactly "
                 "count processors"
             )
-        yield from drive(processors[g % vt.local_parallelism], ctx, inbound=stream,
+        mine = g % vt.local_parallelism
+        for i, sibling in enumerate(processors):  # this task runs one of the member's L processors; Jet closes
+            if i != mine:                         # every processor it created, initialised or not
+                close_processor(sibling, f"{type(sibling).__name__} of vertex '{vt.name}'", None)
+        yield from drive(processors[mine], ctx, inbound=stream,
                          inbound_priorities=vt.priorities, outbound_capacities=vt.capacities, metrics=metrics,
                          vertex_name=vt.name)
     except BaseException as exc:

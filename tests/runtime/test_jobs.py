@@ -307,3 +307,21 @@ def test_failure_when_partition_key_fn_raises_then_sending_vertex_named(engine):
     with pytest.raises(JobFailedError) as info:
         engine.new_job(dag).join()
     assert (info.value.vertex, info.value.processor_index, info.value.exc_type) == ("halves", 0, "KeyError")
+
+
+class Closes(Processor):
+    """Records every close() in a file of its own, so the test can count closes across Spark tasks."""
+
+    def __init__(self, directory):
+        self.directory = directory
+
+    def close(self):
+        (self.directory / uuid.uuid4().hex).write_text("closed")
+
+
+def test_close_when_supplier_creates_sibling_processors_then_every_created_processor_is_closed(engine, tmp_path):
+    dag = DAG()
+    dag.new_vertex("v", lambda: Closes(tmp_path), local_parallelism=2)
+    engine.new_job(dag).join()
+    # each of the 2 tasks asks the member's supplier for get(2): 4 processors made, 2 of them run; all 4 closed
+    assert len(list(tmp_path.iterdir())) == 4
