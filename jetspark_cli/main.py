@@ -110,7 +110,7 @@ def _local_parallelism(master: str) -> int | None:
         return 1
     match = re.fullmatch(r"local\[(\*|\d+)(?:,\s*\d+)?\]", master)
     if match:
-        return os.cpu_count() or 1 if match.group(1) == "*" else int(match.group(1))
+        return (os.cpu_count() or 1) if match.group(1) == "*" else int(match.group(1))
     match = re.fullmatch(r"local-cluster\[(\d+),\s*(\d+),\s*\d+\]", master)
     if match:
         return int(match.group(1)) * int(match.group(2))

@@ -208,6 +208,13 @@ def test_cli_when_explain_tf_idf_then_every_vertex_shown(capsys: pytest.CaptureF
         assert vertex in out
 
 
+def test_cli_when_explain_local_master_then_parallelism_from_master(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explain", WORD_COUNT, "--master", "local[5]"]) == 0
+    assert "default local parallelism=5" in capsys.readouterr().out
+    assert main(["explain", WORD_COUNT, "--master", "local-cluster[3,2,1024]"]) == 0
+    assert "members=3, default local parallelism=2" in capsys.readouterr().out
+
+
 def test_cli_when_run_with_missing_books_then_fails_before_spark(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", WORD_COUNT, "--books", "/no/such/books"]) == 1
     err = capsys.readouterr().err
