@@ -47,7 +47,7 @@ def describe_edge_op(ep: EdgePlan, partition_count: int, members: int = 1) -> st
     elif op is EdgeOp.COALESCE:
         text = f"coalesce({ep.source_parallelism} -> {ep.dest_parallelism}, no shuffle)"
     elif op is EdgeOp.REPARTITION:
-        text = f"repartition({ep.source_parallelism} -> {ep.dest_parallelism}, round-robin shuffle)"
+        text = f"repartition({ep.source_parallelism} -> {ep.dest_parallelism}, items dealt round-robin, one shuffle)"
     elif op is EdgeOp.BROADCAST:
         text = f"broadcast variable (collect once; {_route_text(ep, members)})"
     else:

@@ -13,7 +13,7 @@ unicast/isolated, equal L, one-to-one   FUSED: same task, drivers chained in-pro
   non-broadcast input)
 unicast/isolated, equal L, otherwise    NARROW: partition g of the upstream (persisted) output, no shuffle
 unicast, Ld < Ls (M = 1 or distributed) COALESCE (narrow, any candidate will do)
-unicast, Ld > Ls (M = 1 or distributed) REPARTITION (Spark's round-robin shuffle)
+unicast, Ld > Ls (M = 1 or distributed) REPARTITION (items dealt round-robin, one shuffle)
 unicast local on M > 1, unequal L       PARTITION_BY, route ``unicast-member`` (stays within the member)
 isolated, unequal L                     PARTITION_BY, route ``isolated``: Jet's {i : i % Ls == p % Ld}
 partitioned (incl. all_to_one)          PARTITION_BY: ``partition % Ld`` on the sender's member (local),

@@ -45,7 +45,7 @@ class EdgeOp(str, Enum):
     FUSED = "fused"                  # same task, the drivers chained in-process, no serialization
     NARROW = "narrow"                # partition g of the (persisted) upstream output -> partition g, no shuffle
     COALESCE = "coalesce"            # shrink without shuffle (unicast: any candidate will do)
-    REPARTITION = "repartition"      # grow with Spark's round-robin shuffle (unicast: any candidate will do)
+    REPARTITION = "repartition"      # grow: items dealt round-robin over the processors, one shuffle
     PARTITION_BY = "partitionBy"     # key each item to its target processor, one shuffle, identity partitioner
     BROADCAST = "broadcast"          # collect once, SparkContext.broadcast, read by every consumer task
     ACCUMULATE_FUSED = "accumulate-fused"  # the accumulate vertex runs inside the sender's task (map-side combine)

@@ -144,7 +144,7 @@ class PlanRun:
         inputs = sorted((ep for ep in head.inbound if ep.op is not EdgeOp.BROADCAST),
                         key=lambda ep: (ep.priority, ep.dest_ordinal))
         rdd = self._input_rdd(head, inputs)
-        keyed = bool(inputs) and inputs[0].op is EdgeOp.PARTITION_BY
+        keyed = bool(inputs) and inputs[0].op in (EdgeOp.PARTITION_BY, EdgeOp.REPARTITION)
         task = StageTask(stage.id, chain, keyed_input=keyed, output="drain", accumulator=self.accumulator)
         self._set_output(task, vertices[stage.tail])
         out = rdd.mapPartitionsWithIndex(task)
@@ -198,9 +198,7 @@ class PlanRun:
         records = self._sender_records(ep)
         if ep.op is EdgeOp.COALESCE:
             return records.coalesce(ep.dest_parallelism)
-        if ep.op is EdgeOp.REPARTITION:
-            return records.repartition(ep.dest_parallelism)
-        if ep.op is EdgeOp.PARTITION_BY:
+        if ep.op in (EdgeOp.REPARTITION, EdgeOp.PARTITION_BY):  # the sender dealt a repartition's items round-robin
             return records.partitionBy(ep.dest_parallelism, target_partition)
         return records  # NARROW
 

@@ -2,7 +2,7 @@
 
 A sender turns the batches a processor emitted to one outbound ordinal into the records of the edge's RDD:
 
-- ``(dest_ordinal, batch)`` for edges Spark moves without our key (narrow, coalesce, repartition);
+- ``(dest_ordinal, batch)`` for edges Spark moves without our key (narrow, coalesce);
 - ``(target_processor, (dest_ordinal, batch))`` for keyed edges, which the runtime ``partitionBy``-s with the
   identity partitioner, so record key t lands in partition t (processor t of the destination);
 - ``(member, batch)`` for broadcast edges (collected on the driver).
@@ -77,7 +77,7 @@ def send(spec: SenderSpec, g: int, batches: Iterable[list], counts: dict | None 
     if spec.op is EdgeOp.BROADCAST:
         member = g // spec.ls if spec.route is Route.BROADCAST_MEMBER else 0
         return ((member, batch) for batch in batches)
-    if spec.op in (EdgeOp.NARROW, EdgeOp.COALESCE, EdgeOp.REPARTITION):
+    if spec.op in (EdgeOp.NARROW, EdgeOp.COALESCE):
         o = spec.dest_ordinal
         return ((o, batch) for batch in batches)
     if spec.pre_mode is not None:
@@ -89,7 +89,7 @@ def send(spec: SenderSpec, g: int, batches: Iterable[list], counts: dict | None 
     if route is Route.FANOUT:
         return _fanout(spec, batches)
     if route in (Route.UNICAST_MEMBER, Route.UNICAST_ALL, Route.ISOLATED):
-        return _round_robin(spec, _candidates(spec, g), batches)
+        return _round_robin(spec, _candidates(spec, g), batches, start=g)
     return _partitioned(spec, g, batches)
 
 
@@ -103,8 +103,10 @@ def _candidates(spec: SenderSpec, g: int) -> list[int]:
     return [m * ld + i for i in range(ld) if i % ls == p % ld]  # Jet's isolated rule
 
 
-def _round_robin(spec: SenderSpec, candidates: list[int], batches: Iterable[list]) -> Iterator[Any]:
-    o, n, turn = spec.dest_ordinal, len(candidates), 0
+def _round_robin(spec: SenderSpec, candidates: list[int], batches: Iterable[list], start: int = 0) -> Iterator[Any]:
+    """Deal the items over ``candidates`` one by one, as Jet's unicast does; senders start at different candidates
+    (``start``, the sender's index) so that a few small senders do not all feed the first candidate."""
+    o, n, turn = spec.dest_ordinal, len(candidates), start
     for batch in batches:
         if n == 1:
             yield candidates[0], (o, batch)

@@ -72,6 +72,7 @@ def test_unicast_when_parallelism_grows_then_every_item_exactly_once(engine):
     data = lists(2)
     got = run_routing(engine, data, 2, 3, lambda e: e)
     assert sorted(i for items in got.values() for i in items) == all_items(data)
+    assert set(got) == {0, 1, 2} and all(got.values())  # items are dealt one by one: every consumer gets some
 
 
 def test_unicast_when_parallelism_shrinks_then_every_item_exactly_once(engine):
