@@ -136,6 +136,50 @@ class Outbox:
             return self._refuse(item, (ordinal,), set())
         return self._offer_slow(item, ordinal)
 
+    def offer_many(self, items: Sequence[Any], start: int = 0, ordinal: int | Sequence[int] = -1) -> int:
+        """Offer ``items[start:]`` in order, as many as fit; return the index of the first item not taken.
+
+        The same as calling ``offer`` item by item and stopping at the first refusal, but the items that fit are
+        appended in one step. Stopping because the buckets are full is not a refusal: offer the rest on the next
+        call. ``FlatMapper`` uses it for functions that return a list.
+
+        >>> box = Outbox([2])
+        >>> box.offer_many(["a", "b", "c"])
+        2
+        >>> box.drain(0); box.offer_many(["a", "b", "c"], 2)
+        ['a', 'b']
+        3
+        """
+        if self._pending is not _NO_ITEM:  # a refused item must be offered again first
+            if start >= len(items) or not self.offer(items[start], ordinal):
+                return start
+            start += 1
+        if ordinal.__class__ is not int or self._refused or self._blocked:
+            return self._offer_each(items, start, ordinal)
+        buckets = self._buckets
+        targets = self._all if ordinal == -1 else (ordinal,)
+        if not targets or not all(0 <= o < len(buckets) for o in targets):
+            return self._offer_each(items, start, ordinal)
+        caps = self._capacities
+        room = min(caps[o] - len(buckets[o]) for o in targets)
+        chunk = items[start:start + room] if room > 0 else ()
+        try:
+            has_none = None in chunk
+        except Exception:  # items whose == is not a bool (e.g. arrays): check them one by one
+            return self._offer_each(items, start, ordinal)
+        if has_none:
+            return self._offer_each(items, start, ordinal)
+        for o in targets:
+            buckets[o].extend(chunk)
+        return start + len(chunk)
+
+    def _offer_each(self, items: Sequence[Any], start: int, ordinal: Any) -> int:
+        offer = self.offer
+        for i in range(start, len(items)):
+            if not offer(items[i], ordinal):
+                return i
+        return len(items)
+
     def offer_to_snapshot(self, key: Any, value: Any) -> bool:
         """Put the entry ``(key, value)`` into the snapshot bucket; False when it is full (retry the same entry)."""
         if self._snapshot is None:

@@ -324,7 +324,7 @@ class FlatMapper:
     same item: ``fn`` is not re-applied, emission resumes where the outbox refused.
     """
 
-    __slots__ = ("_processor", "_fn", "_ordinal", "_iterator", "_pending")
+    __slots__ = ("_processor", "_fn", "_ordinal", "_iterator", "_pending", "_sequence", "_position")
 
     def __init__(self, processor: AbstractProcessor, fn: Callable[[Any], Any], ordinal: int | Sequence[int] = -1):
         self._processor = processor
@@ -332,9 +332,14 @@ class FlatMapper:
         self._ordinal = ordinal
         self._iterator: Any = None
         self._pending: Any = None
+        self._sequence: list | tuple | None = None  # a list/tuple result is emitted in slices (Outbox.offer_many)
+        self._position = 0
 
     def try_process(self, item: Any) -> bool:
         """Emit the outputs of ``fn(item)``; True when all were emitted."""
+        sequence = self._sequence
+        if sequence is not None:
+            return self._emit_sequence(sequence)
         offer = self._processor._outbox.offer
         ordinal = self._ordinal
         iterator = self._iterator
@@ -342,6 +347,9 @@ class FlatMapper:
             result = self._fn(item)
             if result is None:
                 return True
+            if result.__class__ is list or result.__class__ is tuple:
+                self._position = 0
+                return self._emit_sequence(result)
             # a Traverser ends at its first None; a plain iterable must not contain None
             iterator = self._iterator = iter(result.next, None) if isinstance(result, Traverser) else iter(result)
         else:
@@ -355,6 +363,14 @@ class FlatMapper:
                 self._pending = out
                 return False
         self._iterator = None
+        return True
+
+    def _emit_sequence(self, sequence: list | tuple) -> bool:
+        position = self._processor._outbox.offer_many(sequence, self._position, self._ordinal)
+        if position < len(sequence):
+            self._sequence, self._position = sequence, position
+            return False
+        self._sequence = None
         return True
 
 

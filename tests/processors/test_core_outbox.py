@@ -141,3 +141,33 @@ def test_outbox_is_full():
 def test_outbox_when_bad_capacity_then_validation_error(caps):
     with pytest.raises(DagValidationError, match="capacity"):
         Outbox(caps)
+
+
+def test_offer_many_when_items_fit_partly_then_takes_what_fits_without_a_refusal():
+    box = Outbox([3, 2])
+    assert box.offer_many(["a", "b", "c", "d"]) == 2  # ordinal -1: the fullest bucket decides
+    assert box.drain(0) == ["a", "b"] and box.drain(1) == ["a", "b"]
+    assert not box.has_unfinished_item()
+    box.reset()
+    assert box.offer_many(["a", "b", "c", "d"], 2) == 4
+
+
+def test_offer_many_when_a_refused_item_is_pending_then_it_goes_first():
+    box = Outbox([1])
+    assert box.offer("x") and not box.offer("y")
+    box.drain(0)
+    box.reset()
+    with pytest.raises(ProcessorContractError, match="different item"):
+        box.offer_many(["z", "y"])
+
+
+def test_offer_many_when_list_holds_none_then_contract_error():
+    box = Outbox([8])
+    with pytest.raises(ProcessorContractError, match="None"):
+        box.offer_many(["a", None])
+
+
+def test_offer_many_when_ordinal_list_then_same_as_item_by_item():
+    box = Outbox([2, 5, 5])
+    assert box.offer_many(["a", "b", "c"], 0, [1, 2]) == 3
+    assert box.drain(0) == [] and box.drain(1) == ["a", "b", "c"] and box.drain(2) == ["a", "b", "c"]

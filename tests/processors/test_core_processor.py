@@ -262,3 +262,20 @@ def test_emit_from_traverser_to_snapshot_when_same_list_given_after_refusal_then
     p.init(box, Context())
     entries = [("a", 1), ("b", 2), ("c", 3)]
     assert _emit_all(box, lambda: p.emit_from_traverser_to_snapshot(entries)) == (entries, 3)
+
+
+class _SplitToList(AbstractProcessor):
+    """flat_mapper whose function returns a list: emitted in slices through Outbox.offer_many."""
+
+    def __init__(self):
+        super().__init__()
+        self._mapper = self.flat_mapper(lambda line: line.split())
+
+    def try_process0(self, item):
+        return self._mapper.try_process(item)
+
+
+def test_flat_mapper_when_fn_returns_list_then_all_items_in_order_under_a_one_slot_outbox():
+    from processors import verify_processor
+
+    verify_processor(_SplitToList).input(["a b c", "", "d e"]).expect_output(["a", "b", "c", "d", "e"])
