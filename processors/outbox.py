@@ -154,23 +154,28 @@ class Outbox:
             if start >= len(items) or not self.offer(items[start], ordinal):
                 return start
             start += 1
-        if ordinal.__class__ is not int or self._refused or self._blocked:
-            return self._offer_each(items, start, ordinal)
         buckets = self._buckets
-        targets = self._all if ordinal == -1 else (ordinal,)
-        if not targets or not all(0 <= o < len(buckets) for o in targets):
+        if ordinal.__class__ is not int or self._refused or self._blocked or not -1 <= ordinal < len(buckets):
             return self._offer_each(items, start, ordinal)
-        caps = self._capacities
-        room = min(caps[o] - len(buckets[o]) for o in targets)
-        chunk = items[start:start + room] if room > 0 else ()
+        if ordinal == -1 and len(buckets) != 1:
+            targets = buckets
+            caps = self._capacities
+            room = min(caps[o] - len(bucket) for o, bucket in enumerate(buckets))
+        else:
+            ordinal = max(ordinal, 0)
+            targets = (buckets[ordinal],)
+            room = self._capacities[ordinal] - len(targets[0])
+        if room <= 0:
+            return start
+        chunk = items if start == 0 and len(items) <= room else items[start:start + room]
         try:
             has_none = None in chunk
         except Exception:  # items whose == is not a bool (e.g. arrays): check them one by one
             return self._offer_each(items, start, ordinal)
         if has_none:
             return self._offer_each(items, start, ordinal)
-        for o in targets:
-            buckets[o].extend(chunk)
+        for bucket in targets:
+            bucket.extend(chunk)
         return start + len(chunk)
 
     def _offer_each(self, items: Sequence[Any], start: int, ordinal: Any) -> int:

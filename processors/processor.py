@@ -348,8 +348,11 @@ class FlatMapper:
             if result is None:
                 return True
             if result.__class__ is list or result.__class__ is tuple:
-                self._position = 0
-                return self._emit_sequence(result)
+                position = self._processor._outbox.offer_many(result, 0, ordinal)
+                if position == len(result):
+                    return True
+                self._sequence, self._position = result, position
+                return False
             # a Traverser ends at its first None; a plain iterable must not contain None
             iterator = self._iterator = iter(result.next, None) if isinstance(result, Traverser) else iter(result)
         else:
