@@ -213,13 +213,11 @@ class ConvenientSourceP(Processor):
 
     def _emit_pending(self) -> bool:
         """Offer the pending items from ``_pos`` on; True when all went out."""
-        items, pos, offer = self._pending, self._pos, self._outbox.offer
-        n = len(items)
-        while pos < n:
-            if not offer(items[pos]):
-                self._pos = pos
-                return False
-            pos += 1
+        items = self._pending
+        pos = self._outbox.offer_many(items, self._pos)
+        if pos < len(items):
+            self._pos = pos
+            return False
         self._pending, self._pos = self._NOTHING, 0
         return True
 

@@ -141,15 +141,13 @@ class ReadFilesP(Processor):
         self._files.reverse()  # pop() from the end takes them in sorted order
 
     def complete(self) -> bool:
-        offer = self._outbox.offer
+        offer_many = self._outbox.offer_many
         while True:
-            items, pos = self._pending, self._pos
-            n = len(items)
-            while pos < n:
-                if not offer(items[pos]):
-                    self._pos = pos
-                    return False
-                pos += 1
+            items = self._pending
+            pos = offer_many(items, self._pos)
+            if pos < len(items):
+                self._pos = pos
+                return False
             self._pending, self._pos = self._next_chunk(), 0
             if not self._pending and self._file is None and not self._files:
                 return True
