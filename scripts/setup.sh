@@ -21,7 +21,9 @@ stamp=.venv/.jetspark-installed
 want=$(cat pyproject.toml | sha1sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     echo "Installing jetspark and its dependencies into .venv (first run downloads Spark, ~450 MB)..." >&2
-    .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+    # (this machine's pip configuration names local package mirrors that may be absent: drop those warnings)
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]' 2>&1 \
+        | { grep -v "^WARNING: Location '" || true; }
     echo "$want" > "$stamp"
 fi
 
