@@ -21,6 +21,7 @@ from typing import Any
 
 from dag.errors import DagValidationError
 from processors.inbox import Inbox
+from processors.outbox import offer_each
 from processors.processor import AbstractProcessor, Processor
 from processors.stateless import BuiltinSupplier, check_callable, fn_name
 from processors.suppliers import ProcessorMetaSupplier, ProcessorSupplier, RuntimeBound
@@ -80,6 +81,9 @@ class _LoggingOutbox:
         for o in ordinals:
             self._log(o, item)
         return True
+
+    def offer_many(self, items: Sequence[Any], start: int = 0, ordinal: int | Sequence[int] = -1) -> int:
+        return offer_each(self.offer, items, start, ordinal)  # item by item: every accepted item is logged
 
     def offer_to_snapshot(self, key: Any, value: Any) -> bool:
         return self._outbox.offer_to_snapshot(key, value)

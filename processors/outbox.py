@@ -34,7 +34,7 @@ from typing import Any, Sequence
 
 from dag.errors import DagValidationError, ProcessorContractError
 
-__all__ = ["Outbox"]
+__all__ = ["Outbox", "offer_each"]
 
 _NO_ITEM = object()
 _EMPTY: frozenset = frozenset()
@@ -59,6 +59,15 @@ def _same(a: Any, b: Any) -> bool:
         return bool(a == b)
     except Exception:  # e.g. array-like items whose == is not a bool
         return False
+
+
+def offer_each(offer: Any, items: Sequence[Any], start: int, ordinal: Any) -> int:
+    """``offer_many`` done item by item with ``offer``: the index of the first item refused (or ``len(items)``).
+    For outbox wrappers that must see every item."""
+    for i in range(start, len(items)):
+        if not offer(items[i], ordinal):
+            return i
+    return len(items)
 
 
 class Outbox:
@@ -179,11 +188,7 @@ class Outbox:
         return start + len(chunk)
 
     def _offer_each(self, items: Sequence[Any], start: int, ordinal: Any) -> int:
-        offer = self.offer
-        for i in range(start, len(items)):
-            if not offer(items[i], ordinal):
-                return i
-        return len(items)
+        return offer_each(self.offer, items, start, ordinal)
 
     def offer_to_snapshot(self, key: Any, value: Any) -> bool:
         """Put the entry ``(key, value)`` into the snapshot bucket; False when it is full (retry the same entry)."""

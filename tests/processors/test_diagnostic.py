@@ -76,6 +76,24 @@ def test_peek_output_p_when_several_ordinals_then_logged_per_ordinal(caplog):
                                 "Output to ordinal 0: #3", "Output to ordinal 1: #3"]
 
 
+class Splitter(AbstractProcessor):
+    """flat_mapper with a list result: emitted through Outbox.offer_many."""
+
+    def __init__(self):
+        super().__init__()
+        self._mapper = self.flat_mapper(str.split)
+
+    def try_process0(self, item):
+        return self._mapper.try_process(item)
+
+
+def test_peek_output_p_when_flat_mapper_emits_a_list_then_every_item_logged(caplog):
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    processor = peek_output_p(Splitter)()
+    assert run(processor, [(0, ["a b", "c"])]) == [["a", "b", "c"]]
+    assert messages(caplog) == ["Output to ordinal 0: a", "Output to ordinal 0: b", "Output to ordinal 0: c"]
+
+
 class Emitter(AbstractProcessor):
     def try_process0(self, item):
         return self.try_emit(item, 1)
