@@ -86,15 +86,8 @@ class _Accumulating(Processor):
         if outputs is None:
             outputs = self._outputs = [out for out in self._results() if out is not None]
             self._position = 0
-        offer = self._outbox.offer
-        position, end = self._position, len(outputs)
-        while position < end:
-            if not offer(outputs[position]):
-                self._position = position
-                return False
-            position += 1
-        self._position = end
-        return True
+        self._position = self._outbox.offer_many(outputs, self._position)
+        return self._position == len(outputs)
 
     def save_to_snapshot(self) -> bool:
         if self._snapshot is None:

@@ -292,9 +292,9 @@ class _Run:
 
     def batches(self, inbound: Iterable[tuple[int, list]], groups: _PriorityGroups) -> Iterator[tuple[int, list]]:
         """The generic path: inbox, ``process`` until empty, ``try_process`` until True, per batch."""
-        processor, outbox, buckets, n_out = self.processor, self.outbox, self.buckets, self.n_out
+        processor, outbox = self.processor, self.outbox
         process = processor.process
-        received, emitted = self.metrics.received, self.metrics.emitted
+        received = self.metrics.received
         inboxes: dict[int, Inbox] = {}
         current: Any = _MISSING
         priority_of = groups.priority_of
@@ -318,15 +318,8 @@ class _Run:
                 outbox.reset()
                 outbox.call = call
                 process(ordinal, inbox)
-                progressed = len(items) != before
-                for o in range(n_out):
-                    if buckets[o]:
-                        out = buckets[o]
-                        buckets[o] = []
-                        emitted[o] += len(out)
-                        progressed = True
-                        yield (o, out)
-                if progressed:
+                drained = yield from self.drain()
+                if drained or len(items) != before:
                     stalls = 0
                 else:
                     stalls += 1

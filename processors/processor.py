@@ -407,7 +407,7 @@ class BatchTransform(Processor):
 
     def process(self, ordinal: int, inbox: Inbox) -> None:
         """Transform and emit item by item, keeping the head item until all its outputs were accepted."""
-        offer = self._outbox.offer
+        offer_many = self._outbox.offer_many
         while True:
             pending = self._pending
             if pending is None:
@@ -415,11 +415,9 @@ class BatchTransform(Processor):
                     return
                 pending = self._pending = self.transform_batch([inbox.peek()])
                 self._position = 0
-            position = self._position
-            for position in range(position, len(pending)):
-                if not offer(pending[position]):
-                    self._position = position
-                    return
+            self._position = offer_many(pending, self._position)
+            if self._position < len(pending):
+                return
             self._pending = None
             inbox.remove()
 
