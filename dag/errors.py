@@ -9,6 +9,7 @@ catches one family::
     ├── ProcessorContractError(DagError, RuntimeError)
     │                                              a processor broke the Processor/Outbox rules
     └── JobFailedError(DagError, RuntimeError)     a job failed while running
+        └── CancellationError(JobFailedError)      the job was cancelled (Jet's CancellationException)
 
 This module imports nothing of ours, so every package may import it without a cycle.
 """
@@ -21,6 +22,7 @@ __all__ = [
     "CycleError",
     "ProcessorContractError",
     "JobFailedError",
+    "CancellationError",
 ]
 
 
@@ -111,3 +113,14 @@ def _rebuild_job_failed(message, job_name, vertex, processor_index, exc_type, ex
         exc_message=exc_message,
         user_traceback=user_traceback,
     )
+
+
+class CancellationError(JobFailedError):
+    """The job was cancelled (``job.cancel()``); ``join()`` raises it and the job ends ``FAILED``."""
+
+    def __reduce__(self):
+        return (_rebuild_cancellation, (str(self), self.job_name))
+
+
+def _rebuild_cancellation(message, job_name):
+    return CancellationError(message, job_name=job_name, exc_type="CancellationException", exc_message="cancelled")

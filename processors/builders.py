@@ -497,7 +497,10 @@ class BatchSource(_NamedMetaSupplier):
 class StreamSource(_NamedMetaSupplier):
     """A built streaming source: a ``ProcessorMetaSupplier`` with ``.name`` whose ``init(context)`` raises a
     ``DagValidationError``, since jetspark has no streaming runtime yet and a batch job would never end.
-    Unit-test its processors directly: ``(p,) = source.get([0])(0).get(1)`` and ``drive(p, ...)``."""
+    Unit-test its processors directly: ``(p,) = source.get([0])(0).get(1)`` and ``drive(p, ...)``.
+    ``is_stream_source`` tells the engine the DAG is unbounded (it then runs PIPELINED)."""
+
+    is_stream_source = True
 
     def __init__(self, name: str, inner: ProcessorMetaSupplier, kind: str):
         super().__init__(name, inner)

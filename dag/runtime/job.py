@@ -13,7 +13,7 @@ import time
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from dag.errors import DagError, JobFailedError
+from dag.errors import CancellationError, DagError, JobFailedError
 from dag.runtime.failures import decode_failure, summarize_spark_error
 from dag.runtime.metrics import JobMetrics, MetricsParam
 
@@ -176,8 +176,8 @@ class Job:
 
     def _translate(self, error: BaseException) -> BaseException:
         if self._cancelled:
-            return JobFailedError(f"Job '{self._name}' was cancelled", job_name=self._name,
-                                  exc_type="CancellationException", exc_message="cancelled")
+            return CancellationError(f"Job '{self._name}' was cancelled", job_name=self._name,
+                                     exc_type="CancellationException", exc_message="cancelled")
         decoded = decode_failure(error, self._name)
         if decoded is not None:
             return decoded
