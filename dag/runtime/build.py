@@ -18,7 +18,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from dag.errors import DagValidationError, JobFailedError
@@ -28,13 +28,28 @@ from dag.runtime.metrics import EMITTED, RECEIVED
 from dag.runtime.senders import sender_spec, send
 from dag.runtime.task import BroadcastInput, StageTask, VertexTask
 
-__all__ = ["PlanRun", "target_partition"]
+__all__ = ["PlanRun", "target_partition", "driver_slices", "store_items"]
 
 
 def target_partition(key: int) -> int:
     """The partitioner of every keyed edge: record key t is the target processor t. One function object, so
     all keyed inputs of a vertex share a partitioner and ``union`` keeps their partitions aligned."""
     return key
+
+
+def driver_slices(collections: Any, vp: VertexPlan) -> list[list]:
+    """The items of a driver-side source (``read_map_p``: ``(key, value)`` entries), one contiguous slice per
+    processor of the vertex."""
+    kind, name = vp.runtime_arg
+    items = list(collections.get(kind, name).items()) if kind == "map" else list(collections.get(kind, name))
+    p = vp.total_parallelism
+    size, extra = divmod(len(items), p)
+    slices, start = [], 0
+    for g in range(p):
+        end = start + size + (1 if g < extra else 0)
+        slices.append(items[start:end])
+        start = end
+    return slices
 
 
 class TaggedSender:
@@ -226,17 +241,7 @@ class PlanRun:
         return BroadcastInput(ep.dest_ordinal, ep.priority, handle, ep.route is Route.BROADCAST_MEMBER)
 
     def _driver_slices(self, vp: VertexPlan) -> list[list]:
-        kind, name = vp.runtime_arg
-        items = list(self.collections.get(kind, name).items()) if kind == "map" else \
-            list(self.collections.get(kind, name))
-        p = vp.total_parallelism
-        size, extra = divmod(len(items), p)
-        slices, start = [], 0
-        for g in range(p):
-            end = start + size + (1 if g < extra else 0)
-            slices.append(items[start:end])
-            start = end
-        return slices
+        return driver_slices(self.collections, vp)
 
     # ------------------------------------------------------------------ actions
     def _run_action(self, stage: StagePlan, rdd: Any) -> None:
@@ -252,16 +257,21 @@ class PlanRun:
             rdd.count()
 
     def _fill_collection(self, vp: VertexPlan, rdd: Any) -> None:
-        kind, name = vp.runtime_arg
-        target = self.collections.get(kind, name)
         items = rdd.toLocalIterator(prefetchPartitions=rdd.getNumPartitions() > 1)  # next partition computes meanwhile
-        if kind == "list":
-            target.extend(items)
-            return
-        for item in items:
-            if not (isinstance(item, tuple) and len(item) == 2):
-                raise DagValidationError(
-                    f"vertex '{vp.name}' (write_map_p({name!r})) received {item!r:.100}, not a (key, value) entry; "
-                    "emit entries with processors.entry(key, value) upstream"
-                )
-            target[item[0]] = item[1]
+        store_items(self.collections, vp, items)
+
+
+def store_items(collections: Any, vp: VertexPlan, items: Iterable[Any]) -> None:
+    """Add what a driver-side sink received to its collection (a map takes ``(key, value)`` entries)."""
+    kind, name = vp.runtime_arg
+    target = collections.get(kind, name)
+    if kind == "list":
+        target.extend(items)
+        return
+    for item in items:
+        if not (isinstance(item, tuple) and len(item) == 2):
+            raise DagValidationError(
+                f"vertex '{vp.name}' (write_map_p({name!r})) received {item!r:.100}, not a (key, value) entry; "
+                "emit entries with processors.entry(key, value) upstream"
+            )
+        target[item[0]] = item[1]

@@ -16,7 +16,7 @@ import itertools
 import threading
 from typing import Any
 
-from dag.config import EngineConfig, JobConfig
+from dag.config import EngineConfig, ExecutionMode, JobConfig
 from dag.errors import DagValidationError
 from dag.planner import PhysicalPlan, plan_dag
 from dag.runtime.job import Job
@@ -100,9 +100,27 @@ class Engine:
         return self._collections.get("list", name)
 
     # ------------------------------------------------------------------ planning and jobs
-    def plan(self, dag: Any) -> PhysicalPlan:
-        """The physical plan ``dag`` would run with (``.explain()``, ``.to_dot()``); validates the DAG."""
+    def plan(self, dag: Any, config: JobConfig | None = None) -> PhysicalPlan:
+        """The physical plan ``dag`` would run with under ``config`` (``.explain()``, ``.to_dot()``); validates
+        the DAG. A PIPELINED job's plan explains its tasks and links."""
+        if self.execution_mode(dag, config) is ExecutionMode.PIPELINED:
+            from dag.runtime.pipelined.coordinator import PipelinedRun
+
+            return PipelinedRun.layout_for(self, dag)[0]
         return plan_dag(dag, self._config, self._members, self._default_parallelism)
+
+    def execution_mode(self, dag: Any, config: JobConfig | None = None) -> ExecutionMode:
+        """How ``dag`` runs under ``config``: its ``execution_mode``, else PIPELINED iff the DAG has a stream
+        source. A stream source given STAGED explicitly is refused (a staged job would never end)."""
+        streams = [v.name for v in dag if getattr(v.meta_supplier, "is_stream_source", False)]
+        mode = config.execution_mode if config is not None else None
+        if mode is None:
+            return ExecutionMode.PIPELINED if streams else ExecutionMode.STAGED
+        if mode is ExecutionMode.STAGED and streams:
+            raise DagValidationError(
+                f"vertex '{streams[0]}' is a stream source, which never ends, so the DAG cannot run with "
+                "execution_mode=STAGED; use JobConfig(execution_mode=ExecutionMode.PIPELINED) (or leave it None)")
+        return mode
 
     def new_job(self, dag: Any, config: JobConfig | None = None) -> Job:
         """Plan ``dag`` and start it asynchronously; returns the :class:`~dag.runtime.job.Job` at once.
@@ -111,7 +129,7 @@ class Engine:
         """
         self._check_open()
         config = config or JobConfig()
-        plan = self.plan(dag)
+        plan = self.plan(dag, config)
         if self._ship_user_modules:
             from dag.runtime.session import register_user_modules
 

@@ -58,6 +58,8 @@ class Job:
         self._progress: Any = None
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._main, name=f"jetspark-job-{job_id}", daemon=True)
+        self._pipelined_run: Any = None
+        self._pipelined_stop = threading.Event()
 
     # ------------------------------------------------------------------ public API
     @property
@@ -98,11 +100,15 @@ class Job:
             raise self._error
 
     def cancel(self) -> None:
-        """Cancel the job: its running Spark jobs are cancelled and it ends FAILED."""
+        """Cancel the job: its running Spark jobs are cancelled and it ends FAILED (``join`` raises
+        ``CancellationError``)."""
         with self._lock:
             if self._status.is_terminal or self._cancelled:
                 return
             self._cancelled = True
+        if self._plan.pipelined is not None:  # the coordinator stops the tasks, then cancels Spark if need be
+            self._pipelined_stop.set()
+            return
         sc = self._engine.spark.sparkContext
 
         def keep_cancelling() -> None:  # a Spark job submitted just after a cancel must not escape it
@@ -117,7 +123,10 @@ class Job:
 
     def metrics(self) -> JobMetrics:
         """``receivedCount`` per inbound and ``emittedCount`` per outbound ordinal, per vertex and processor
-        (complete once the job finished; a running job shows the tasks finished so far)."""
+        (complete once the job finished; a running staged job shows the tasks finished so far, a pipelined
+        job its live counts, refreshed every fraction of a second)."""
+        if self._pipelined_run is not None:
+            return JobMetrics(self._pipelined_run.metrics())
         return JobMetrics(dict(self._accumulator.value) if self._accumulator is not None else {})
 
     def __repr__(self) -> str:
@@ -128,6 +137,9 @@ class Job:
         self._thread.start()
 
     def _main(self) -> None:
+        if self._plan.pipelined is not None:
+            self._main_pipelined()
+            return
         from dag.runtime.build import PlanRun
         from dag.runtime.progress import ProgressDisplay
 
@@ -160,6 +172,40 @@ class Job:
                 error = error or exc
         self._finish(error)
 
+    def _main_pipelined(self) -> None:
+        from dag.runtime.pipelined.coordinator import PipelinedRun
+        from dag.runtime.progress import ProgressDisplay
+
+        sc = self._engine.spark.sparkContext
+        error: BaseException | None = None
+        run = None
+        progress = None
+        try:
+            self._status = JobStatus.STARTING
+            sc.setJobGroup(self.group_id, f"jetspark job '{self._name}' (pipelined)", interruptOnCancel=True)
+            run = PipelinedRun(self._engine, self._dag, self, self._plan, self._plan.pipelined)
+            run.stop_requested = self._pipelined_stop
+            self._pipelined_run = run
+            if self._engine.config.progress:
+                progress = ProgressDisplay(sc, self, lines=run.progress_lines)
+                progress.start()
+            self._status = JobStatus.RUNNING
+            run.run()
+        except BaseException as exc:  # noqa: BLE001 - reported through join()
+            error = exc
+        finally:
+            if progress is not None:
+                progress.stop()
+        self._status = JobStatus.COMPLETING
+        if run is not None:
+            try:
+                run.close(error)
+            except BaseException as exc:  # noqa: BLE001
+                error = error or exc
+        if self._cancelled and run is not None and run.failure is None:
+            error = error or JobFailedError("cancelled")
+        self._finish(error)
+
     def _describe(self, what: str) -> None:
         """Name the next Spark job after the vertices it runs; stop here if the job was cancelled."""
         if self._cancelled:
@@ -175,6 +221,9 @@ class Job:
         self._done.set()
 
     def _translate(self, error: BaseException) -> BaseException:
+        run = self._pipelined_run
+        if run is not None and run.failure is not None and isinstance(error, JobFailedError):
+            return error
         if self._cancelled:
             return CancellationError(f"Job '{self._name}' was cancelled", job_name=self._name,
                                      exc_type="CancellationException", exc_message="cancelled")
