@@ -83,6 +83,9 @@ _EXPORTS: dict[str, str] = {
     "SinkBuilder": "processors.builders",
     "read_text_p": "processors.spark_text",
     "write_text_p": "processors.spark_text",
+    "BroadcastKey": "processors.snapshot_keys",
+    "broadcast_key": "processors.snapshot_keys",
+    "SnapshotKey": "processors.snapshot_keys",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -122,3 +125,4 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from processors.buffered import write_buffered_p
     from processors.builders import SourceBuilder, SinkBuilder
     from processors.spark_text import read_text_p, write_text_p
+    from processors.snapshot_keys import BroadcastKey, broadcast_key, SnapshotKey
