@@ -1,5 +1,7 @@
 """Snapshot keys that steer where a saved entry goes on restore (Jet's ``BroadcastKey`` and ``SnapshotKey``).
 
+``BroadcastKey``/``broadcast_key`` are defined in ``processors.windows`` and re-exported here.
+
 On restore the engine routes every saved ``(key, value)`` entry of a vertex to its processors
 (``dag/runtime/snapshot_routing.py``):
 
@@ -20,51 +22,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from dag.errors import DagValidationError
+from processors.windows import BroadcastKey, broadcast_key  # defined with the window items; re-exported here
 
 __all__ = ["BroadcastKey", "broadcast_key", "SnapshotKey", "partition_key_of"]
-
-
-class BroadcastKey:
-    """A snapshot key whose entry is restored to **every** processor of the vertex (Jet's ``BroadcastKey``);
-    equal by the wrapped key.
-
-    >>> broadcast_key(("offsets", 3))
-    BroadcastKey{key=('offsets', 3)}
-    """
-
-    __slots__ = ("_key",)
-
-    def __init__(self, key: Any):
-        if key is None:
-            raise DagValidationError("broadcast_key(key): key must not be None")
-        self._key = key
-
-    @property
-    def key(self) -> Any:
-        """The wrapped key."""
-        return self._key
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, BroadcastKey) and other._key == self._key
-
-    def __hash__(self) -> int:  # in-process only: routing never hashes a broadcast key
-        return hash(("BroadcastKey", self._key))
-
-    def __repr__(self) -> str:
-        return f"BroadcastKey{{key={self._key!r}}}"
-
-    def __reduce__(self):
-        return (BroadcastKey, (self._key,))
-
-
-def broadcast_key(key: Any) -> BroadcastKey:
-    """Wrap ``key`` so that its snapshot entry goes to every processor on restore.
-
-    >>> broadcast_key("next-window").key
-    'next-window'
-    """
-    return BroadcastKey(key)
 
 
 class SnapshotKey:
