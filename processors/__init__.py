@@ -110,6 +110,7 @@ _EXPORTS: dict[str, str] = {
     "accumulate_by_frame_p": "processors.sliding_window",
     "combine_to_sliding_window_p": "processors.sliding_window",
     "aggregate_to_session_window_p": "processors.session_window",
+    "SnapshotKey": "processors.snapshot_keys",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -155,3 +156,4 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from processors.insert_watermarks import insert_watermarks_p
     from processors.sliding_window import aggregate_to_sliding_window_p, accumulate_by_frame_p, combine_to_sliding_window_p
     from processors.session_window import aggregate_to_session_window_p
+    from processors.snapshot_keys import SnapshotKey

@@ -28,7 +28,7 @@ Results of the recomputed and tumbling windows use ``finish_fn``; the persistent
 >>> p = aggregate_to_sliding_window_p([entry_key], [lambda e: e[1]], TimestampKind.EVENT,
 ...                                   sliding_win_policy(4, 2), counting())
 >>> verify_processor(p).input([("a", 0), ("a", 3), Watermark(4)]).expect_output(
-...     [TimestampedEntry(2, "a", 1), TimestampedEntry(4, "a", 2), Watermark(4)])
+...     [TimestampedEntry(2, "a", 1), TimestampedEntry(4, "a", 2), Watermark(4), TimestampedEntry(6, "a", 1)])
 """
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ from processors.event_time import check_timestamp
 from processors.functions import entry_key, entry_value
 from processors.inbox import Inbox
 from processors.stateless import check_callable, fn_name
-from processors.window_base import (MAX_RESTORED, SnapshotKey, WindowingProcessor, WindowingSupplier, check_fns,
-                                    check_op, diagnose_failure)
+from processors.snapshot_keys import SnapshotKey
+from processors.window_base import (MAX_RESTORED, WindowingProcessor, WindowingSupplier, check_fns, check_op,
+                                    diagnose_failure)
 from processors.windows import (MAX_TIMESTAMP, MIN_WATERMARK, BroadcastKey, SlidingWindowPolicy, TimestampedEntry,
                                 TimestampKind, broadcast_key)
 

@@ -1,10 +1,10 @@
 """What the windowing processors share: naming in errors, argument checks, the watermark order check, the
-snapshot keys, the restore of broadcast positions and ``WindowingSupplier`` (a supplier that describes its
+restore of broadcast positions and ``WindowingSupplier`` (a supplier that describes its
 window for DOT, ``describe()`` and ``explain()``).
 
-Snapshot keys: ``SnapshotKey(timestamp, key)`` holds one (frame, grouping key) accumulator of a sliding window;
-its ``partition_key`` is the grouping key, so a runtime routing restored entries by the vertex's partitioned
-inbound edge sends a frame to the processor that owns its key. ``BroadcastKey`` entries go to every processor.
+Snapshot keys (``processors.snapshot_keys``): a sliding window saves each (frame, grouping key) accumulator under
+``SnapshotKey(frame_ts, key)``, routed on restore by the grouping key to the processor owning it; positions
+(``next_win_to_emit``, a session processor's watermark) go under ``BroadcastKey``s, seen by every processor.
 """
 
 from __future__ import annotations
@@ -18,34 +18,7 @@ from processors.processor import AbstractProcessor
 from processors.stateless import BuiltinSupplier, check_callable
 from processors.windows import MIN_WATERMARK
 
-__all__ = ["SnapshotKey", "WindowingProcessor", "WindowingSupplier", "check_fns", "check_op", "diagnose_failure"]
-
-
-class SnapshotKey:
-    """The snapshot key of one frame accumulator: ``(timestamp, key)``; ``partition_key`` is ``key``."""
-
-    __slots__ = ("timestamp", "key")
-
-    def __init__(self, timestamp: int, key: Any):
-        self.timestamp = timestamp
-        self.key = key
-
-    @property
-    def partition_key(self) -> Any:
-        """The grouping key: restored entries are routed as items with this key would be."""
-        return self.key
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, SnapshotKey) and (self.timestamp, self.key) == (other.timestamp, other.key)
-
-    def __hash__(self) -> int:
-        return hash((self.timestamp, self.key))
-
-    def __repr__(self) -> str:
-        return f"SnapshotKey{{timestamp={self.timestamp}, key={self.key!r}}}"
-
-    def __reduce__(self):
-        return (SnapshotKey, (self.timestamp, self.key))
+__all__ = ["WindowingProcessor", "WindowingSupplier", "check_fns", "check_op", "diagnose_failure"]
 
 
 class WindowingSupplier(BuiltinSupplier):
