@@ -96,7 +96,7 @@ def _plan_vertex(vertex: Any, members: int, default_parallelism: int) -> VertexP
     elif kind in (VertexKind.SPARK_TEXT_SOURCE, VertexKind.SPARK_TEXT_SINK):
         arg = meta.path
     lp = vertex.determine_local_parallelism(default_parallelism)
-    return VertexPlan(vertex.name, kind, lp, lp * members, runtime_arg=arg)
+    return VertexPlan(vertex.name, kind, lp, lp * members, runtime_arg=arg, description=vertex.description)
 
 
 def _lower_edge(edge: Any, src: VertexPlan, dst: VertexPlan, members: int) -> EdgePlan:
