@@ -24,6 +24,7 @@ _EXPORTS: dict[str, str] = {
     "ProcessorContractError": "dag.errors",
     "JobFailedError": "dag.errors",
     "CancellationError": "dag.errors",
+    "RestartableError": "dag.errors",
     # model
     "DAG": "dag.model",
     "Vertex": "dag.vertex",
@@ -58,7 +59,8 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from dag.config import EngineConfig, ExecutionMode, JobConfig, ProcessingGuarantee
     from dag.describe import DagDescription
-    from dag.errors import CancellationError, CycleError, DagError, DagValidationError, JobFailedError, ProcessorContractError
+    from dag.errors import (CancellationError, CycleError, DagError, DagValidationError, JobFailedError,
+                            ProcessorContractError, RestartableError)
     from dag.model import DAG
     from dag.runtime.engine import Engine
     from dag.runtime.job import Job, JobStatus

@@ -18,8 +18,10 @@ pipelined runtime); ``drive`` feeds it batch by batch and yields what it emits. 
    every call the non-empty buckets are yielded as ``(outbound_ordinal, items)``; a bucket never holds more
    than its edge's queue size. Yielded lists belong to the consumer, which must not mutate them (the
    ``BatchTransform`` fast path yields one list to every ordinal).
-5. ``BatchTransform`` processors run on the fast path: one ``transform_batch(batch)`` call per inbound
-   batch, its result yielded to every outbound ordinal; no outbox and no per-item calls.
+5. ``BatchTransform`` processors run on the fast path: one ``transform_chunks(batch, size)`` call per inbound
+   batch (``size``: the smallest outbound queue size), each list it yields sent to every outbound ordinal,
+   cut to that ordinal's queue size; no outbox and no per-item calls. Memory stays bounded by queue sizes
+   even when one batch expands into millions of items.
 6. Contract breaks raise ``ProcessorContractError`` naming the processor class, the vertex, the method and
    the rule: a boolean method returning ``None``; ``NO_PROGRESS_LIMIT`` consecutive calls of a *cooperative*
    processor that neither removed an input item nor emitted anything nor returned True (instead of spinning

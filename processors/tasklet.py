@@ -15,7 +15,8 @@ One step is one unit of Jet's lifecycle, in this order of preference:
 
 1. ``init(outbox, context)`` (the first step);
 2. ``process(ordinal, inbox)`` for an inbound edge of the current priority group whose inbox holds items
-   (``BatchTransform``: one ``transform_batch`` per batch, its result to every outbound ordinal, no outbox);
+   (``BatchTransform``: ``transform_chunks(batch, size)`` per batch, one list per step to every outbound
+   ordinal, cut to the ordinal's queue size; no outbox);
 3. a pending coalesced watermark: the idle message ``Watermark(2**63-1)`` goes to every outbound ordinal without
    calling the processor; any other value calls ``try_process_watermark(Watermark(ts))`` until True;
 4. ``try_process()``: pipelined, once whenever the inbox is empty (also before the first input); staged,
@@ -59,6 +60,7 @@ NO_PROGRESS_LIMIT = 1000
 """Consecutive calls of a cooperative processor without any progress after which the tasklet gives up with a
 ``ProcessorContractError``."""
 
+_SINK_CHUNK = 1024  # inputs per transform_chunks call of a BatchTransform without outbound edges
 _log = logging.getLogger("jetspark.driver")
 _INIT, _RUN, _COMPLETE, _DONE = range(4)
 
@@ -157,7 +159,7 @@ class ProcessorTasklet:
 
     __slots__ = (
         "processor", "context", "owner", "outbox", "metrics", "pipelined", "cooperative", "stalls", "_state",
-        "_fast", "_fast_in", "_fast_out", "_inboxes", "_groups", "_group", "_done_edges", "_completed",
+        "_fast", "_fast_in", "_fast_out", "_fast_gen", "_fast_size", "_inboxes", "_groups", "_group", "_done_edges", "_completed",
         "_nullary_due", "_coalescer", "_pending_wm", "_n_out", "_rotation",
     )
 
@@ -190,6 +192,8 @@ class ProcessorTasklet:
         self._fast = isinstance(processor, BatchTransform)
         self._fast_in: list[list] = []
         self._fast_out: list | None = None
+        self._fast_gen: Any = None   # the transform_chunks generator of the batch being transformed
+        self._fast_size = min(outbound_capacities, default=_SINK_CHUNK)
         self._inboxes = {o: Inbox() for o in inbound_priorities}
         by_priority: dict[int, list[int]] = {}
         for ordinal, priority in inbound_priorities.items():
@@ -236,7 +240,7 @@ class ProcessorTasklet:
 
     def wants_input(self) -> bool:
         """True when every inbox is empty and no watermark is pending: the caller may add more input."""
-        if self._pending_wm is not None or self._fast_in:
+        if self._pending_wm is not None or self._fast_in or self._fast_gen is not None:
             return False
         for inbox in self._inboxes.values():
             if inbox._items:
@@ -260,9 +264,16 @@ class ProcessorTasklet:
         if out is not None:
             self._fast_out = None
             n = len(out)
+            caps = self.outbox._capacities
+            result = []
             for o in range(self._n_out):
                 emitted[o] += n
-            return [(o, out) for o in range(self._n_out)]
+                cap = caps[o]
+                if n <= cap:
+                    result.append((o, out))
+                else:
+                    result += [(o, out[start:start + cap]) for start in range(0, n, cap)]
+            return result
         buckets = self.outbox._buckets
         result = []
         for o in range(self._n_out):
@@ -299,7 +310,7 @@ class ProcessorTasklet:
         close_processor(self.processor, self.owner, failure)
 
     def _run_step(self) -> int:
-        if self._fast_in:
+        if self._fast_in or self._fast_gen is not None:
             return self._transform()
         group = self.current_ordinals()
         n = len(group)
@@ -351,10 +362,16 @@ class ProcessorTasklet:
         return self._progress(len(items) != before or self._emitted(), call, check=True)
 
     def _transform(self) -> int:
-        batch = self._fast_in.pop(0)
-        self.outbox.call = f"transform_batch(<{len(batch)} items>)"
-        out = self.processor.transform_batch(batch)
-        if out:
+        """One list of the ``BatchTransform`` fast path: ``transform_chunks`` cuts a batch's output into lists
+        of about the smallest queue size, taken one per step, so memory is bounded by the queue sizes."""
+        if self._fast_gen is None:
+            batch = self._fast_in.pop(0)
+            self.outbox.call = f"transform_batch(<{len(batch)} items>)"
+            self._fast_gen = iter(self.processor.transform_chunks(batch, self._fast_size))
+        out = next(self._fast_gen, None)
+        if out is None:
+            self._fast_gen = None
+        elif out:
             self._fast_out = out
         self.stalls = 0
         return PROGRESS
