@@ -82,6 +82,12 @@ _EXPORTS: dict[str, str] = {
     "SourceBuilder": "processors.builders",
     "SinkBuilder": "processors.builders",
     "read_text_p": "processors.spark_text",
+    "stream_socket_p": "processors.stream_sources",
+    "stream_files_p": "processors.stream_sources",
+    "stream_map_p": "processors.map_journal",
+    "JournalInitialPosition": "processors.event_journal",
+    "EventJournalMapEvent": "processors.event_journal",
+    "EventType": "processors.event_journal",
     "write_text_p": "processors.spark_text",
 }
 
@@ -122,3 +128,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from processors.buffered import write_buffered_p
     from processors.builders import SourceBuilder, SinkBuilder
     from processors.spark_text import read_text_p, write_text_p
+    from processors.stream_sources import stream_socket_p, stream_files_p
+    from processors.map_journal import stream_map_p
+    from processors.event_journal import JournalInitialPosition, EventJournalMapEvent, EventType

@@ -27,10 +27,12 @@ Sources (Jet's ``ConvenientSourceP``), made by ``SourceBuilder.batch``, ``.strea
   :class:`~processors.watermark.Watermark` is emitted just before the item that raises it. Items behind the
   watermark are emitted too (dropping late items is the consumer's business). After a restore the watermark
   restarts from the lowest one the processors saved. Not done: Jet's idle timeout and watermark throttling.
-- Running: jetspark's runtime runs batch jobs only. A streaming source would never finish, so a built
-  :class:`StreamSource` refuses ``init(context)`` (the engine calls it at job start) with a
-  ``DagValidationError``. Its processors are still unit-testable: take one with ``source.get([0])(0).get(1)``
-  and ``drive()`` it for a bounded number of outputs (``itertools.islice``), or call ``complete()`` directly.
+- Running: a job with a ``stream``/``timestamped_stream`` source runs on the pipelined runtime until it is
+  cancelled: ``complete()`` calls ``fill_buffer_fn`` again and again (the runtime backs off while calls add
+  nothing) and emits what it adds right away. A stream source may still ``close()`` its buffer (the tutorials'
+  network source does at the end of its connection, as Jet allows): it then completes like a batch source.
+  Unit-test a processor directly: take it with ``source.get([0])(0).get(1)`` and ``drive()`` it for a bounded
+  number of outputs (``itertools.islice``), or call ``complete()`` directly.
 
 Sinks: ``SinkBuilder.sink_builder(name, create_fn)`` builds ``write_buffered_p`` (see ``processors.buffered``)
 with ``preferred_local_parallelism`` (default 1): ``receive_fn(state, item)`` per item, ``flush_fn(state)``
@@ -79,13 +81,12 @@ class SourceBuffer:
     True
     """
 
-    __slots__ = ("_source", "_items", "_closed", "_batch")
+    __slots__ = ("_source", "_items", "_closed")
 
-    def __init__(self, source_name: str, batch: bool = True):
+    def __init__(self, source_name: str):
         self._source = source_name
         self._items: list = []
         self._closed = False
-        self._batch = batch
 
     def add(self, item: Any) -> None:
         """Add one item to emit. Items must not be ``None``; nothing may be added after :meth:`close`."""
@@ -112,12 +113,9 @@ class SourceBuffer:
         return len(self._items)
 
     def close(self) -> None:
-        """Mark the end of the data of a batch source; the items already added are still emitted."""
-        if not self._batch:
-            raise ProcessorContractError(
-                f"source '{self._source}': a streaming source must not close the buffer, only a batch source can "
-                "(a stream has no end: return from fill_buffer_fn without adding anything when no data is ready)"
-            )
+        """Mark the end of the data; the items already added are still emitted, then the source completes (a
+        stream source usually never closes: return from ``fill_buffer_fn`` without adding anything when no
+        data is ready)."""
         self._closed = True
 
     def is_closed(self) -> bool:
@@ -139,9 +137,6 @@ class TimestampedSourceBuffer(SourceBuffer):
     """
 
     __slots__ = ()
-
-    def __init__(self, source_name: str):
-        super().__init__(source_name, batch=False)
 
     def add(self, item: Any, timestamp: int | None = None) -> None:
         """Add ``item`` with its event ``timestamp`` (int milliseconds; ``None`` = now)."""
@@ -187,7 +182,7 @@ class ConvenientSourceP(Processor):
 
     @staticmethod
     def _new_buffer(name: str, batch: bool) -> SourceBuffer:
-        return SourceBuffer(name, batch)
+        return SourceBuffer(name)
 
     def is_cooperative(self) -> bool:
         return False
@@ -456,14 +451,14 @@ class SourceBuilder:
 
     @staticmethod
     def stream(name: str, create_fn: Callable[[Any], Any]) -> StreamSourceBuilder:
-        """An unbounded source: like :meth:`batch`, but the buffer is never closed. jetspark runs batch jobs
-        only, so a job with it fails at start (see :class:`StreamSource`)."""
+        """An unbounded source: like :meth:`batch`, but ``fill_buffer_fn`` is called for as long as the job
+        runs (the buffer is normally never closed); the job runs on the pipelined runtime."""
         return StreamSourceBuilder(name, create_fn)
 
     @staticmethod
     def timestamped_stream(name: str, create_fn: Callable[[Any], Any]) -> TimestampedStreamSourceBuilder:
         """An unbounded source whose ``fill_buffer_fn`` adds ``buf.add(item, timestamp_ms)``; watermarks follow
-        the timestamps (module docstring). A job with it fails at start (see :class:`StreamSource`)."""
+        the timestamps (module docstring); the job runs on the pipelined runtime."""
         return TimestampedStreamSourceBuilder(name, create_fn)
 
 
@@ -495,23 +490,15 @@ class BatchSource(_NamedMetaSupplier):
 
 
 class StreamSource(_NamedMetaSupplier):
-    """A built streaming source: a ``ProcessorMetaSupplier`` with ``.name`` whose ``init(context)`` raises a
-    ``DagValidationError``, since jetspark has no streaming runtime yet and a batch job would never end.
-    Unit-test its processors directly: ``(p,) = source.get([0])(0).get(1)`` and ``drive(p, ...)``."""
+    """A built streaming source: a ``ProcessorMetaSupplier`` with ``.name`` and ``.kind`` (``"stream"`` or
+    ``"timestamped_stream"``). A DAG with one runs on the pipelined runtime until cancelled. Unit-test its
+    processors directly: ``(p,) = source.get([0])(0).get(1)`` and ``drive(p, ...)``."""
+
+    is_stream_source = True
 
     def __init__(self, name: str, inner: ProcessorMetaSupplier, kind: str):
         super().__init__(name, inner)
         self.kind = kind
-
-    def init(self, context) -> None:
-        vertex = getattr(context, "vertex_name", None) or self.name
-        where = f"vertex '{vertex}': " if vertex != self.name else ""
-        raise DagValidationError(
-            f"{where}source '{self.name}' (SourceBuilder.{self.kind}) is a streaming source, and "
-            "streaming sources need the streaming runtime, which jetspark does not have yet (batch jobs only), "
-            "so this job would never end. Use SourceBuilder.batch() and close the buffer at the end of the data "
-            "(to unit-test the source, drive its processor directly: source.get([0])(0).get(1))"
-        )
 
 
 class BuiltSink(_NamedMetaSupplier):
