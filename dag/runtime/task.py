@@ -125,11 +125,14 @@ class StageTask:
             counters[(name, g, EMITTED, 0)] = counts.get("emitted", 0)
 
 
-def _with_broadcasts(vt: VertexTask, g: int, main: Iterable[tuple[int, list]]) -> Iterator[tuple[int, list]]:
+def _with_broadcasts(vt: VertexTask, g: int, main: Iterable[tuple[int, list]]) -> Iterable[tuple[int, list]]:
     """Merge broadcast inputs into the (priority-ordered) main stream, keeping priorities non-decreasing."""
     if not vt.broadcasts:
-        yield from main
-        return
+        return main  # no extra generator level: chains nest one generator less per vertex
+    return _merged_broadcasts(vt, g, main)
+
+
+def _merged_broadcasts(vt: VertexTask, g: int, main: Iterable[tuple[int, list]]) -> Iterator[tuple[int, list]]:
     member = g // vt.local_parallelism
     pending = sorted(vt.broadcasts, key=lambda b: (b.priority, b.ordinal))
 
