@@ -18,17 +18,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from dag.errors import DagValidationError, JobFailedError
+from dag.errors import JobFailedError
 from dag.planner.model import EdgeOp, EdgePlan, PhysicalPlan, Route, StagePlan, VertexKind, VertexPlan
+from dag.runtime.driver_topics import slice_bounds
 from dag.runtime.failures import encode_failure, mark_origin
 from dag.runtime.metrics import EMITTED, RECEIVED
 from dag.runtime.senders import sender_spec, send
 from dag.runtime.task import BroadcastInput, StageTask, VertexTask
+from processors.collections_io import check_entry
 
-__all__ = ["PlanRun", "target_partition", "driver_slices", "store_items"]
+__all__ = ["PlanRun", "target_partition"]
 
 
 def target_partition(key: int) -> int:
@@ -37,27 +39,13 @@ def target_partition(key: int) -> int:
     return key
 
 
-def driver_slices(collections: Any, vp: VertexPlan) -> list[list]:
-    """The items of a driver-side source (``read_map_p``: ``(key, value)`` entries), one contiguous slice per
-    processor of the vertex."""
-    kind, name = vp.runtime_arg
-    items = list(collections.get(kind, name).items()) if kind == "map" else list(collections.get(kind, name))
-    p = vp.total_parallelism
-    size, extra = divmod(len(items), p)
-    slices, start = [], 0
-    for g in range(p):
-        end = start + size + (1 if g < extra else 0)
-        slices.append(items[start:end])
-        start = end
-    return slices
-
-
 class TaggedSender:
     """Reads one ordinal of a persisted tagged output and sends it on an edge (runs in tasks)."""
 
-    def __init__(self, spec: Any, ordinal: int, counts_vertex: str | None, accumulator: Any, vertex: str):
+    def __init__(self, spec: Any, ordinal: int, counts_vertex: str | None, accumulator: Any, vertex: str,
+                 channel: Any = None):
         self.spec, self.ordinal, self.counts_vertex = spec, ordinal, counts_vertex
-        self.accumulator, self.vertex = accumulator, vertex
+        self.accumulator, self.vertex, self.channel = accumulator, vertex, channel
 
     def __call__(self, g: int, records: Iterator[Any]) -> Iterator[Any]:
         ordinal = self.ordinal
@@ -66,7 +54,7 @@ class TaggedSender:
             yield from send(self.spec, g, (batch for o, batch in records if o == ordinal), counts)
         except Exception as exc:
             mark_origin(exc, self.counts_vertex or self.vertex, g)
-            raise encode_failure(exc, [self.vertex], g) from None
+            raise encode_failure(exc, [self.vertex], g, self.channel) from None
         if counts and self.accumulator is not None:
             name = self.counts_vertex
             self.accumulator.add({(name, g, RECEIVED, 0): counts.get("received", 0),
@@ -77,8 +65,8 @@ class PlanRun:
     """One execution of a plan (see the module docstring)."""
 
     def __init__(self, sc: Any, dag: Any, plan: PhysicalPlan, *, job_id: int, job_name: str, guarantee: Any,
-                 accumulator: Any, collections: Any, describe: Callable[[str], None]):
-        self.sc, self.dag, self.plan = sc, dag, plan
+                 accumulator: Any, collections: Any, describe: Callable[[str], None], channel: Any = None):
+        self.sc, self.dag, self.plan, self.channel = sc, dag, plan, channel
         self.job_id, self.job_name, self.guarantee = job_id, job_name, guarantee
         self.accumulator, self.collections, self.describe = accumulator, collections, describe
         self.stage_rdds: dict[int, Any] = {}
@@ -130,11 +118,12 @@ class PlanRun:
                 vt.broadcasts.append(self._broadcast(ep))
         return vt
 
-    def _suppliers(self, vp: VertexPlan) -> list[Any]:
+    def _suppliers(self, vp: VertexPlan, meta: Any = None) -> list[Any]:
+        """Each member's ``ProcessorSupplier`` of the vertex's meta supplier (or of ``meta``)."""
         from processors.context import Context
 
         members = self.plan.members
-        meta = self.dag.get_vertex(vp.name).meta_supplier
+        meta = meta or self.dag.get_vertex(vp.name).meta_supplier
         ctx = Context(vertex_name=vp.name, job_id=self.job_id, total_parallelism=vp.total_parallelism,
                       local_parallelism=vp.local_parallelism, member_count=members,
                       processing_guarantee=self.guarantee)
@@ -160,7 +149,8 @@ class PlanRun:
                         key=lambda ep: (ep.priority, ep.dest_ordinal))
         rdd = self._input_rdd(head, inputs)
         keyed = bool(inputs) and inputs[0].op in (EdgeOp.PARTITION_BY, EdgeOp.REPARTITION)
-        task = StageTask(stage.id, chain, keyed_input=keyed, output="drain", accumulator=self.accumulator)
+        task = StageTask(stage.id, chain, keyed_input=keyed, output="drain", accumulator=self.accumulator,
+                         channel=self.channel)
         self._set_output(task, vertices[stage.tail])
         out = rdd.mapPartitionsWithIndex(task)
         if task.output == "tagged":
@@ -228,7 +218,8 @@ class PlanRun:
         if not source.persisted:
             return stage_rdd  # the stage task already ran this edge's sender
         spec = sender_spec(ep, self.plan.members, self.plan.partition_count)
-        return stage_rdd.mapPartitionsWithIndex(TaggedSender(spec, ordinal, counts_vertex, self.accumulator, site))
+        return stage_rdd.mapPartitionsWithIndex(TaggedSender(spec, ordinal, counts_vertex, self.accumulator, site,
+                                                                self.channel))
 
     def _broadcast(self, ep: EdgePlan) -> BroadcastInput:
         records = self._sender_records(ep)
@@ -241,7 +232,11 @@ class PlanRun:
         return BroadcastInput(ep.dest_ordinal, ep.priority, handle, ep.route is Route.BROADCAST_MEMBER)
 
     def _driver_slices(self, vp: VertexPlan) -> list[list]:
-        return driver_slices(self.collections, vp)
+        kind, name = vp.runtime_arg
+        items = list(self.collections.get(kind, name).items()) if kind == "map" else \
+            list(self.collections.get(kind, name))
+        bounds = (slice_bounds(len(items), g, vp.total_parallelism) for g in range(vp.total_parallelism))
+        return [items[start:end] for start, end in bounds]
 
     # ------------------------------------------------------------------ actions
     def _run_action(self, stage: StagePlan, rdd: Any) -> None:
@@ -257,21 +252,12 @@ class PlanRun:
             rdd.count()
 
     def _fill_collection(self, vp: VertexPlan, rdd: Any) -> None:
+        kind, name = vp.runtime_arg
+        target = self.collections.get(kind, name)
         items = rdd.toLocalIterator(prefetchPartitions=rdd.getNumPartitions() > 1)  # next partition computes meanwhile
-        store_items(self.collections, vp, items)
-
-
-def store_items(collections: Any, vp: VertexPlan, items: Iterable[Any]) -> None:
-    """Add what a driver-side sink received to its collection (a map takes ``(key, value)`` entries)."""
-    kind, name = vp.runtime_arg
-    target = collections.get(kind, name)
-    if kind == "list":
-        target.extend(items)
-        return
-    for item in items:
-        if not (isinstance(item, tuple) and len(item) == 2):
-            raise DagValidationError(
-                f"vertex '{vp.name}' (write_map_p({name!r})) received {item!r:.100}, not a (key, value) entry; "
-                "emit entries with processors.entry(key, value) upstream"
-            )
-        target[item[0]] = item[1]
+        if kind == "list":
+            target.extend(items)
+            return
+        for item in items:
+            check_entry(item, vp.name, name)
+            target[item[0]] = item[1]

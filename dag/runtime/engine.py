@@ -19,25 +19,10 @@ from typing import Any
 from dag.config import EngineConfig, ExecutionMode, JobConfig
 from dag.errors import DagValidationError
 from dag.planner import PhysicalPlan, plan_dag
+from dag.runtime.driver_collections import DriverCollections
 from dag.runtime.job import Job
 
 __all__ = ["Engine"]
-
-
-class _Collections:
-    """Driver-side named maps and lists."""
-
-    def __init__(self) -> None:
-        self._maps: dict[str, dict] = {}
-        self._lists: dict[str, list] = {}
-        self._lock = threading.Lock()
-
-    def get(self, kind: str, name: str) -> Any:
-        with self._lock:
-            store = self._maps if kind == "map" else self._lists
-            if name not in store:
-                store[name] = {} if kind == "map" else []
-            return store[name]
 
 
 class Engine:
@@ -65,7 +50,7 @@ class Engine:
         self._members = self._config.members or sessions.detect_members(sc, self._master)
         self._default_parallelism = self._config.default_local_parallelism or max(
             1, sc.defaultParallelism // self._members)
-        self._collections = _Collections()
+        self._collections = DriverCollections(self._config.partition_count)
         self._jobs: list[Job] = []
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -92,7 +77,9 @@ class Engine:
 
     # ------------------------------------------------------------------ collections
     def get_map(self, name: str) -> dict:
-        """The driver-side map ``name`` (created empty on first use); fill it before a job, read it after."""
+        """The driver-side map ``name`` (created empty on first use): a ``dict`` whose puts, updates and removes
+        go to its event journal (``stream_map_p``); fill it before a job, read it after (or while a stream
+        job runs)."""
         return self._collections.get("map", name)
 
     def get_list(self, name: str) -> list:
@@ -112,7 +99,9 @@ class Engine:
     def execution_mode(self, dag: Any, config: JobConfig | None = None) -> ExecutionMode:
         """How ``dag`` runs under ``config``: its ``execution_mode``, else PIPELINED iff the DAG has a stream
         source. A stream source given STAGED explicitly is refused (a staged job would never end)."""
-        streams = [v.name for v in dag if getattr(v.meta_supplier, "is_stream_source", False)]
+        from processors.stream_sources import is_stream_source
+
+        streams = [v.name for v in dag if is_stream_source(v.meta_supplier)]
         mode = config.execution_mode if config is not None else None
         if mode is None:
             return ExecutionMode.PIPELINED if streams else ExecutionMode.STAGED

@@ -2,18 +2,18 @@
 
 :class:`PipelinedRun` plans the job (the staged planner without pre-aggregation or accumulate fusion, then
 :func:`~dag.runtime.pipelined.layout.make_layout`), creates the processor suppliers on the driver (as the
-staged runtime does), opens the job's :class:`~dag.runtime.channel.DriverChannel` with a fresh per-job secret,
-waits for free slots and runs the one barrier stage ``sc.parallelize(range(T), T).barrier().mapPartitions``
-whose tasks run :class:`~dag.runtime.pipelined.worker.Worker`. While it runs, the channel serves:
+staged runtime does; driver-side collections through their ``live_supplier()``), waits for free slots and runs
+the one barrier stage ``sc.parallelize(range(T), T).barrier().mapPartitions`` whose tasks run
+:class:`~dag.runtime.pipelined.worker.Worker`. The job's :class:`~dag.runtime.jobchannel.JobChannel` (per-job
+secret; failures as JSON records, the driver-side collection topics) also serves:
 
 - ``jetspark.status`` (request, every task every ``POLL_SECONDS``): live metrics in; reply ``{"stop": bool}``,
   True once the job is cancelled or failed, so every task stops within a poll;
-- ``jetspark.failure`` (JSON plain data: vertex, processor index, exception type, message, user traceback):
-  the first one becomes the job's ``JobFailedError``; never unpickled from error text;
-- ``jetspark.done``: a task's final metrics;
-- ``jetspark.sink`` (request): a batch for a driver-side sink (``write_list_p``/``write_map_p``), stored at once;
-- any topic registered in :attr:`PipelinedRun.handlers` before the stage starts (``driver_handlers``; for
-  stream sources and live sinks).
+- ``jetspark.done``: a task's final metrics.
+
+A task that fails reports the failure record on the channel (``failures.encode_failure``) and raises; the
+job's failure hook sets the stop flag and cancels the Spark job group, and ``Job`` turns the record into the
+``JobFailedError`` (never from error text).
 
 A watchdog thread escalates: :data:`STOP_GRACE` seconds after a stop was requested it cancels the Spark job
 group, so a task stuck in user code cannot hold the job. ``run()`` returns only when the stage ended, that is
@@ -28,14 +28,13 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any, Callable
+from typing import Any
 
-from dag.errors import DagValidationError, JobFailedError
+from dag.errors import JobFailedError
 from dag.planner.model import VertexKind
-from dag.runtime.build import PlanRun, driver_slices, store_items
-from dag.runtime.channel import DriverChannel, bind_host, new_secret
+from dag.runtime.build import PlanRun
 from dag.runtime.pipelined.layout import Layout, make_layout
-from dag.runtime.pipelined.worker import SINK_TOPIC, Worker, WorkerSpec
+from dag.runtime.pipelined.worker import Worker, WorkerSpec
 
 __all__ = ["PipelinedRun", "StageFunction", "SLOT_WAIT_SECONDS", "STOP_GRACE", "free_slots", "task_count"]
 
@@ -80,15 +79,13 @@ class StageFunction:
 class PipelinedRun:
     """One execution of a DAG in PIPELINED mode (see the module docstring)."""
 
-    def __init__(self, engine: Any, dag: Any, job: Any, plan: Any, layout: Layout):
-        self.engine, self.dag, self.job, self.plan, self.layout = engine, dag, job, plan, layout
+    def __init__(self, engine: Any, dag: Any, job: Any, plan: Any, channel: Any, stop: threading.Event):
+        self.engine, self.dag, self.job, self.plan = engine, dag, job, plan
+        self.layout: Layout = plan.pipelined
         self.sc = engine.spark.sparkContext
-        self.secret = new_secret()
-        self.channel: DriverChannel | None = None
-        self.handlers: dict[str, Callable[[Any], Any]] = {}
+        self.channel = channel
         self.task_metrics: dict[int, dict] = {}
-        self.failure: dict | None = None
-        self.stop_requested = threading.Event()
+        self.stop_requested = stop
         self.stage_done = threading.Event()
         self._staged = PlanRun(self.sc, dag, plan, job_id=job.id, job_name=job.name,
                                guarantee=job.config.processing_guarantee, accumulator=None,
@@ -111,17 +108,8 @@ class PipelinedRun:
         self.task_metrics[body["task"]] = body["metrics"]
         return {"stop": self.stop_requested.is_set()}
 
-    def _failure(self, body: Any) -> None:
-        if self.failure is None and isinstance(body, dict):
-            self.failure = body
-        self.stop_requested.set()
-
     def _done(self, body: Any) -> None:
         self.task_metrics[body["task"]] = body["metrics"]
-
-    def _sink(self, body: Any) -> None:
-        vp = self.plan.vertices[body["vertex"]]
-        store_items(self.engine._collections, vp, body["items"])  # noqa: SLF001
 
     def progress_lines(self) -> list[str]:
         """One progress line: items/s emitted (sinks: received) per vertex since the last call."""
@@ -146,29 +134,24 @@ class PipelinedRun:
 
     # ------------------------------------------------------------------ running
     def run(self) -> None:
-        """Run the job to its end; raise ``JobFailedError`` for a failure (the caller handles cancellation)."""
-        host = bind_host(self.sc.master, self.sc.getConf().get("spark.driver.host"))
-        self.channel = DriverChannel(self.secret, host)
-        for topic, handler in [("jetspark.status", self._status), ("jetspark.failure", self._failure),
-                               ("jetspark.done", self._done), (SINK_TOPIC, self._sink), *self.handlers.items()]:
-            self.channel.register(topic, handler)
+        """Run the job to its end (or until stopped); a failed stage raises Spark's error."""
+        self.channel.register("jetspark.status", self._status)
+        self.channel.register("jetspark.done", self._done)
         spec = self._worker_spec()
         self._wait_for_slots()
         self._run_stage(spec)
 
     def _worker_spec(self) -> WorkerSpec:
-        suppliers, slices = {}, {}
+        suppliers = {}
         for vp in self.plan.vertices.values():
-            if vp.kind is VertexKind.PROCESSOR:
-                suppliers[vp.name] = self._staged._suppliers(vp)  # noqa: SLF001
-            elif vp.kind is VertexKind.DRIVER_SOURCE:
-                slices[vp.name] = driver_slices(self.engine._collections, vp)  # noqa: SLF001
-        local = self.engine._local  # noqa: SLF001
+            meta = self.dag.get_vertex(vp.name).meta_supplier
+            if vp.kind in (VertexKind.DRIVER_SOURCE, VertexKind.DRIVER_SINK):
+                meta = meta.live_supplier()
+            suppliers[vp.name] = self._staged._suppliers(vp, meta)  # noqa: SLF001
         return WorkerSpec(
-            job_name=self.job.name, job_id=self.job.id, secret=self.secret,
-            driver_address=self.channel.address, host="127.0.0.1" if local else None,  # type: ignore[union-attr]
-            layout=self.layout, suppliers=suppliers, slices=slices,
-            guarantee=self.job.config.processing_guarantee,
+            job_name=self.job.name, job_id=self.job.id, channel=self.channel.ref,
+            host="127.0.0.1" if self.engine._local else None,  # noqa: SLF001
+            layout=self.layout, suppliers=suppliers, guarantee=self.job.config.processing_guarantee,
             max_watermark_retain_ms=_retain(self.job.config.max_watermark_retain_ms))
 
     def _wait_for_slots(self) -> None:
@@ -190,20 +173,13 @@ class PipelinedRun:
         tasks = self.layout.tasks
         watchdog = threading.Thread(target=self._watchdog, name=f"jetspark-watchdog-{self.job.id}", daemon=True)
         watchdog.start()
-        error: BaseException | None = None
         try:
             rdd = self.sc.parallelize(range(tasks), tasks).barrier().mapPartitions(StageFunction(spec))
             rdd.setName(f"{self.job.name}: pipelined stage ({tasks} tasks)")
             rdd.collect()
-        except BaseException as exc:  # noqa: BLE001
-            error = exc
         finally:
             self.stage_done.set()
             watchdog.join(STOP_GRACE + 5)
-        if self.failure is not None:
-            raise self._failure_error(self.failure)
-        if error is not None:
-            raise error
 
     def _watchdog(self) -> None:
         while not self.stage_done.is_set():
@@ -212,23 +188,9 @@ class PipelinedRun:
                     self.sc.cancelJobGroup(self.job.group_id)
                 return
 
-    def _failure_error(self, body: dict) -> JobFailedError:
-        name = self.job.name
-        vertex, index = body.get("vertex"), body.get("processor_index")
-        where = f"vertex '{vertex}', processor #{index}" if vertex is not None else f"task {body.get('task')}"
-        message = (f"Job '{name}' failed: {body.get('exc_type')} in {where}: {body.get('exc_message')}\n"
-                   f"{body.get('user_traceback') or ''}")
-        return JobFailedError(message, job_name=name, vertex=vertex, processor_index=index,
-                              exc_type=body.get("exc_type"), exc_message=body.get("exc_message"),
-                              user_traceback=body.get("user_traceback"))
-
     def close(self, error: BaseException | None) -> None:
-        """Close the meta suppliers and the channel (always)."""
-        try:
-            self._staged.close(error)
-        finally:
-            if self.channel is not None:
-                self.channel.close()
+        """Close the meta suppliers (always; the job closes its channel)."""
+        self._staged.close(error)
 
 
 def _retain(value: int | None) -> int | None:

@@ -99,7 +99,7 @@ def make_layout(plan: PhysicalPlan, tasks: int) -> Layout:
                 f"vertex '{vp.name}' uses {'read_text_p' if vp.kind.is_source_only else 'write_text_p'}, which runs "
                 "as Spark's own text I/O and cannot run in a PIPELINED job; use read_files_p/write_file_p, or "
                 "run the job with JobConfig(execution_mode=ExecutionMode.STAGED)")
-        vertices[vp.name] = VertexLayout(
+        vertices[vp.name] = VertexLayout(  # driver-side collections run as processors (their live_supplier())
             vp.name, vp.kind, vp.local_parallelism, vp.total_parallelism,
             priorities={ep.dest_ordinal: ep.priority for ep in vp.inbound},
             capacities=[ep.queue_size for ep in vp.outbound], runtime_arg=vp.runtime_arg)

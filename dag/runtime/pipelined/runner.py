@@ -20,7 +20,6 @@ import threading
 from collections import deque
 from typing import Any, Callable
 
-from dag.planner.model import VertexKind
 from dag.runtime.failures import mark_origin
 from dag.runtime.metrics import EMITTED, RECEIVED
 from dag.runtime.pipelined.links import Links
@@ -124,7 +123,7 @@ class ProcessorRunner:
 class TaskRunners:
     """All processors of task ``t`` of a pipelined job (see the module docstring)."""
 
-    def __init__(self, t: int, spec: Any, driver: Any, stop: threading.Event, make_processor: Callable):
+    def __init__(self, t: int, spec: Any, driver: Any, stop: threading.Event):
         self.t, self.spec, self.stop = t, spec, stop
         self.layout = layout = spec.layout
         self.wake = threading.Event()
@@ -141,13 +140,12 @@ class TaskRunners:
             for name, g in mine:
                 vertex = layout.vertices[name]
                 try:
-                    processors = self._member_processors(vertex, g, cache, mine)
-                    processor = make_processor(vertex, g, processors)
+                    processor = self._member_processors(vertex, g, cache, mine)[g]
                     self.runners.append(self._runner(vertex, g, processor, driver))
                 except BaseException as exc:
                     mark_origin(exc, name, g)
                     raise
-            self.links = Links(t, spec.secret, spec.host or _own_address(), self.queues.__getitem__,
+            self.links = Links(t, spec.channel.secret, spec.host or _own_address(), self.queues.__getitem__,
                                self._link_error, stop.is_set)
         except BaseException as exc:
             self.failure = exc
@@ -168,8 +166,6 @@ class TaskRunners:
         """``{g: processor}`` for this task's processors of ``g``'s member (suppliers asked once per member)."""
         lp = vertex.local_parallelism
         m = g // lp
-        if vertex.kind is not VertexKind.PROCESSOR:
-            return {}
         if (vertex.name, m) not in cache:
             supplier = self.spec.suppliers[vertex.name][m]
             supplier_ctx, _ = self._contexts(vertex, m * lp, None)
