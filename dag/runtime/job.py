@@ -134,8 +134,9 @@ class Job:
         """``receivedCount`` per inbound and ``emittedCount`` per outbound ordinal, per vertex and processor
         (complete once the job finished; a running staged job shows the tasks finished so far, a pipelined
         job its live counts, refreshed every fraction of a second)."""
-        if self._pipelined_run is not None:
-            return JobMetrics(self._pipelined_run.metrics())
+        run = self._pipelined_run
+        if run is not None:
+            return JobMetrics(run.metrics(), restarts=run.snapshotting.restarts if run.snapshotting else 0)
         return JobMetrics(dict(self._accumulator.value) if self._accumulator is not None else {})
 
     def __repr__(self) -> str:
