@@ -31,7 +31,8 @@ import time
 from typing import Any
 
 from dag.config import ProcessingGuarantee
-from dag.runtime.failures import decode_failure
+from dag.errors import JobFailedError
+from dag.runtime.failures import _ID_RE, ID_PREFIX, RECORD_WAIT, _text
 from dag.runtime.pipelined.snapshots import SNAPSHOT_TOPIC, SnapshotSpec
 from dag.runtime.sink_ledger import SinkLedger
 from dag.runtime.snapshot_coordinator import RestartPolicy, SnapshotCoordinator
@@ -66,6 +67,7 @@ class SnapshotRun:
                                                ledger=self.ledger)
         self.policy = RestartPolicy(config.max_restarts)
         self.finish_log: list[list] = []
+        self._records_before = 0
         self._lock = threading.Lock()
 
     @property
@@ -119,6 +121,7 @@ class SnapshotRun:
             spec.snapshots = self._spec(restore_id)
             run._wait_for_slots()  # noqa: SLF001
             ticker = threading.Thread(target=self._tick, name=f"jetspark-snapshots-{self.job.id}", daemon=True)
+            self._records_before = run.channel.record_count()
             self.coordinator.execution_started(time.monotonic())
             ticker.start()
             try:
@@ -127,6 +130,8 @@ class SnapshotRun:
                 ticker.join(5)
                 failure = self._failure_of(exc)
                 if self.job._cancelled or not self.policy.should_restart(failure, True):  # noqa: SLF001
+                    if failure is not None:  # name this execution's failure (the job reports the one named)
+                        raise JobFailedError(f"Job '{self.job.name}' failed [{ID_PREFIX}{failure['id']}]") from exc
                     raise
                 restore_id = self._prepare_restart(failure or {"exc_type": type(exc).__name__,
                                                                "exc_message": str(exc)[:300]})
@@ -137,11 +142,16 @@ class SnapshotRun:
             return
 
     def _failure_of(self, exc: BaseException) -> dict | None:
-        """The failure record behind a failed execution (None: no task reported one, an infrastructure failure)."""
-        error = decode_failure(exc, self.job.name, self.run.channel)
-        if error is None:
-            return None
-        return {"exc_type": error.exc_type, "vertex": error.vertex, "exc_message": error.exc_message}
+        """The failure record of the execution that just failed: the one named in Spark's error, else the first
+        that arrived since the execution started; None when no task reported one (an infrastructure failure)."""
+        channel = self.run.channel
+        ids = _ID_RE.findall(_text(exc))
+        for failure_id in reversed(ids):
+            record = channel.failure_record(failure_id, wait=RECORD_WAIT if failure_id == ids[-1] else 0.0)
+            if record is not None:
+                return record
+        recent = channel.records_since(self._records_before)
+        return recent[0] if recent else None
 
     def _prepare_restart(self, cause: dict) -> int | None:
         from dag.runtime.job import await_tasks_gone
