@@ -21,7 +21,16 @@ from dag.errors import DagValidationError
 from dag.planner import PhysicalPlan, plan_dag
 from dag.runtime.job import Job
 
-__all__ = ["Engine"]
+__all__ = ["Engine", "as_dag"]
+
+
+def as_dag(job: Any) -> Any:
+    """``job`` itself, or ``job.to_dag()`` for a pipeline (anything with ``to_dag`` that is not a DAG)."""
+    from dag.model import DAG
+
+    if not isinstance(job, DAG) and callable(getattr(job, "to_dag", None)):
+        return job.to_dag()
+    return job
 
 
 class _Collections:
@@ -101,16 +110,19 @@ class Engine:
 
     # ------------------------------------------------------------------ planning and jobs
     def plan(self, dag: Any) -> PhysicalPlan:
-        """The physical plan ``dag`` would run with (``.explain()``, ``.to_dot()``); validates the DAG."""
-        return plan_dag(dag, self._config, self._members, self._default_parallelism)
+        """The physical plan ``dag`` (a DAG or a pipeline) would run with (``.explain()``, ``.to_dot()``);
+        validates the DAG."""
+        return plan_dag(as_dag(dag), self._config, self._members, self._default_parallelism)
 
     def new_job(self, dag: Any, config: JobConfig | None = None) -> Job:
-        """Plan ``dag`` and start it asynchronously; returns the :class:`~dag.runtime.job.Job` at once.
+        """Plan ``dag`` (a DAG, or a pipeline: anything with ``to_dag()``) and start it asynchronously;
+        returns the :class:`~dag.runtime.job.Job` at once.
 
-        Planning errors (an invalid DAG) are raised here, before anything runs.
+        Planning errors (an invalid DAG or pipeline) are raised here, before anything runs.
         """
         self._check_open()
         config = config or JobConfig()
+        dag = as_dag(dag)
         plan = self.plan(dag)
         if self._ship_user_modules:
             from dag.runtime.session import register_user_modules
