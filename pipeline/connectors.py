@@ -171,12 +171,13 @@ class TestSources:
 
     @staticmethod
     def items(*items: Any) -> BatchSource:
-        """A batch source emitting ``items`` from one processor (one list, tuple or set argument: its items).
+        """A batch source emitting ``items`` from one processor (a single ``list`` argument: its items, as Jet's
+        ``items(Collection)``; anything else, a tuple included, is one item).
 
         >>> TestSources.items(1, 2, 3).name
         'items'
         """
-        if len(items) == 1 and isinstance(items[0], (list, tuple, set, frozenset)):
+        if len(items) == 1 and isinstance(items[0], list):
             items = tuple(items[0])
         if any(item is None for item in items):
             raise DagValidationError("TestSources.items(): items must not be None (a pipeline never carries None)")
