@@ -22,6 +22,8 @@ Defaults (``Processor``):
 ``save_to_snapshot()``         True
 ``restore_from_snapshot(i)``   raises ``ProcessorContractError`` (the processor saved state it cannot restore)
 ``finish_snapshot_restore()``  True
+``snapshot_commit_prepare()``  True (two-phase commit, phase 1: after ``save_to_snapshot``, before the barrier)
+``snapshot_commit_finish(ok)`` True (phase 2, once the snapshot completed or failed; must not emit)
 ``close()``                    no-op
 =============================  =======================================================================
 
@@ -36,7 +38,7 @@ same reason, though its subclasses should call ``super().__init__()``.
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from dag.errors import ProcessorContractError
 from processors.inbox import Inbox
@@ -103,6 +105,18 @@ class Processor:
 
     def finish_snapshot_restore(self) -> bool:
         """All snapshot entries were restored; False to be called again (default True)."""
+        return True
+
+    def snapshot_commit_prepare(self) -> bool:
+        """Phase 1 of a two-phase commit (Jet 4.0): called after ``save_to_snapshot()`` returned True and before
+        the barrier goes downstream. Mark the open transaction prepared (``offer_to_snapshot`` is allowed here);
+        False to be called again (default True)."""
+        return True
+
+    def snapshot_commit_finish(self, success: bool) -> bool:
+        """Phase 2 (Jet 4.0): the snapshot completed everywhere (``success``) or failed. Commit the prepared
+        transactions on success; on failure leave them prepared (a later snapshot commits them). Must not emit;
+        False to be called again (default True)."""
         return True
 
     def close(self) -> None:
@@ -400,6 +414,17 @@ class BatchTransform(Processor):
     def transform_batch(self, items: list) -> list:
         """Return the outputs for ``items`` (never ``None`` items); must not keep state between calls."""
         raise NotImplementedError(f"Missing implementation in {_class_name(self)}: override transform_batch(items)")
+
+    def transform_chunks(self, items: list, size: int) -> Iterator[list]:
+        """The outputs for ``items`` as consecutive lists of about ``size`` items (the driver's fast path), so
+        that memory is bounded by ``size``, not by the batch: by default ``transform_batch`` of slices of
+        ``size`` inputs; a processor emitting several items per input overrides it to cut its output."""
+        if len(items) <= size:
+            yield self.transform_batch(items)
+            return
+        transform = self.transform_batch
+        for start in range(0, len(items), size):
+            yield transform(items[start:start + size])
 
     def init(self, outbox: Any, context: Any) -> None:
         """Store the outbox (subclasses overriding ``init`` must call ``super().init(outbox, context)``)."""
