@@ -53,3 +53,17 @@ def test_books_pipeline_when_run_then_same_counts_as_the_dag(engine, members: in
     from_dag = word_count.count_words(borrowed)
     assert from_pipeline == from_dag
     assert from_pipeline == reference.word_counts(word_count.BOOKS)
+
+
+@pytest.mark.spark
+def test_tf_idf_pipeline_when_run_then_same_index_as_the_dag(engine) -> None:
+    import tf_idf
+    import tf_idf_pipeline
+
+    from_pipeline = tf_idf_pipeline.build_index(engine)
+    from_dag = tf_idf.build_index(engine)
+    assert from_pipeline.keys() == from_dag.keys()
+    for word, postings in from_dag.items():
+        got = sorted(from_pipeline[word])
+        assert [d for d, _ in got] == [d for d, _ in sorted(postings)], word
+        assert all(abs(a - b) <= 1e-9 * max(1.0, abs(b)) for (_, a), (_, b) in zip(got, sorted(postings))), word
