@@ -14,7 +14,8 @@
   error handler) substitutes them instead. A missing directory is an error naming it. Both are raised by the
   processor, so a job fails with ``JobFailedError`` naming the vertex.
 - Non-cooperative; text is read in chunks of 256 Ki characters, split into lines and emitted while the
-  outbox has room.
+  outbox has room. A line longer than a chunk is kept in pieces and joined once, so reading is linear in
+  the line's length (a 200 MB line costs its own size, not one copy per chunk).
 
 ``write_file_p(directory, to_string_fn, encoding, exactly_once=False)`` (``exactly_once``: see
 ``processors.transactional_files``):
@@ -137,7 +138,7 @@ class ReadFilesP(Processor):
         self._files: list[Path] = []
         self._file = None
         self._path: Path | None = None
-        self._rest = ""
+        self._rest: list[str] = []
         self._pending: list = []
         self._pos = 0
 
@@ -173,16 +174,24 @@ class ReadFilesP(Processor):
                 return []
             self._path = self._files.pop()
             self._file = open(self._path, encoding=self._codec, errors=self._errors)
-            self._rest = ""
+            self._rest = []
         try:
             text = self._file.read(_READ_CHUNK_CHARS)
         except UnicodeDecodeError as exc:
             raise self._decode_error(exc) from exc
+        rest = self._rest  # pieces of the unfinished line, joined once it ends: linear in the line's length
         if text:
-            lines = (self._rest + text).split("\n")  # text mode already turned \r\n and \r into \n
-            self._rest = lines.pop()  # the unfinished last line ("" after a final newline)
+            if "\n" not in text:  # text mode already turned \r\n and \r into \n
+                rest.append(text)
+                return []
+            lines = text.split("\n")
+            if rest:
+                rest.append(lines[0])
+                lines[0] = "".join(rest)
+            last = lines.pop()  # the unfinished last line ("" after a final newline)
+            self._rest = [last] if last else []
         else:
-            lines = [self._rest] if self._rest else []
+            lines = ["".join(rest)] if rest else []
             self._close_file()
         fn = self._map_output_fn
         if fn is not None and lines:
