@@ -83,6 +83,29 @@ _EXPORTS: dict[str, str] = {
     "SinkBuilder": "processors.builders",
     "read_text_p": "processors.spark_text",
     "write_text_p": "processors.spark_text",
+    "MIN_WATERMARK": "processors.windows",
+    "SlidingWindowPolicy": "processors.windows",
+    "sliding_win_policy": "processors.windows",
+    "tumbling_win_policy": "processors.windows",
+    "TimestampKind": "processors.windows",
+    "TimestampedEntry": "processors.windows",
+    "WindowResult": "processors.windows",
+    "BroadcastKey": "processors.windows",
+    "broadcast_key": "processors.windows",
+    "WatermarkPolicy": "processors.watermark_policies",
+    "limiting_lag": "processors.watermark_policies",
+    "limiting_lag_and_delay": "processors.watermark_policies",
+    "limiting_lag_and_lull": "processors.watermark_policies",
+    "limiting_timestamp_and_wall_clock_lag": "processors.watermark_policies",
+    "WatermarkEmissionPolicy": "processors.watermark_policies",
+    "no_throttling": "processors.watermark_policies",
+    "emit_by_min_step": "processors.watermark_policies",
+    "emit_by_frame": "processors.watermark_policies",
+    "WmGenParams": "processors.event_time",
+    "wm_gen_params": "processors.event_time",
+    "no_watermarks": "processors.event_time",
+    "EventTimeMapper": "processors.event_time",
+    "insert_watermarks_p": "processors.insert_watermarks",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -122,3 +145,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from processors.buffered import write_buffered_p
     from processors.builders import SourceBuilder, SinkBuilder
     from processors.spark_text import read_text_p, write_text_p
+    from processors.windows import MIN_WATERMARK, SlidingWindowPolicy, sliding_win_policy, tumbling_win_policy, TimestampKind, TimestampedEntry, WindowResult, BroadcastKey, broadcast_key
+    from processors.watermark_policies import WatermarkPolicy, limiting_lag, limiting_lag_and_delay, limiting_lag_and_lull, limiting_timestamp_and_wall_clock_lag, WatermarkEmissionPolicy, no_throttling, emit_by_min_step, emit_by_frame
+    from processors.event_time import WmGenParams, wm_gen_params, no_watermarks, EventTimeMapper
+    from processors.insert_watermarks import insert_watermarks_p

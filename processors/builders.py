@@ -22,11 +22,14 @@ Sources (Jet's ``ConvenientSourceP``), made by ``SourceBuilder.batch``, ``.strea
   ``(state, watermark)`` (watermark: the last one a timestamped source emitted, else ``None``).
 - Timestamps (``timestamped_stream``): ``buf.add(item, timestamp)`` takes an int timestamp in milliseconds
   (``buf.add(item)`` stamps it with the current time). Items are emitted as themselves (Jet's "no wrapping";
-  put the time into the item if downstream needs it) and the timestamps drive watermarks by a *limiting lag*
-  policy: the watermark is the highest timestamp seen so far minus ``allowed_lag(ms)`` (default 0), and a
-  :class:`~processors.watermark.Watermark` is emitted just before the item that raises it. Items behind the
-  watermark are emitted too (dropping late items is the consumer's business). After a restore the watermark
-  restarts from the lowest one the processors saved. Not done: Jet's idle timeout and watermark throttling.
+  put the time into the item if downstream needs it) and the timestamps drive watermarks through the shared
+  :class:`~processors.event_time.EventTimeMapper` (one partition) with a *limiting lag* policy: the watermark is
+  the highest timestamp seen so far minus ``allowed_lag(ms)`` (default 0), and a
+  :class:`~processors.watermark.Watermark` is emitted just before the item that raises it (every increase, no
+  throttling). Items behind the watermark are emitted too (dropping late items is the consumer's business). A
+  ``fill_buffer_fn`` call that adds nothing lets the mapper check the time: after ``idle_timeout(ms)`` (default
+  60,000; ``<= 0`` never) without items the source emits the idle message ``Watermark(2**63 - 1)`` once. After a
+  restore the watermark restarts from the lowest one the processors saved (no watermark at or below it again).
 - Running: jetspark's runtime runs batch jobs only. A streaming source would never finish, so a built
   :class:`StreamSource` refuses ``init(context)`` (the engine calls it at job start) with a
   ``DagValidationError``. Its processors are still unit-testable: take one with ``source.get([0])(0).get(1)``
@@ -56,7 +59,9 @@ from dag.errors import DagValidationError, ProcessorContractError
 from processors.buffered import _require_callable, write_buffered_p
 from processors.processor import Processor
 from processors.suppliers import ProcessorMetaSupplier
-from processors.watermark import Watermark
+from processors.event_time import DEFAULT_IDLE_TIMEOUT_MS, EventTimeMapper, WmGenParams
+from processors.watermark_policies import limiting_lag, no_throttling
+from processors.windows import MIN_WATERMARK
 
 __all__ = [
     "SourceBuilder", "SinkBuilder", "SourceBuffer", "TimestampedSourceBuffer", "BatchSource", "StreamSource",
@@ -269,35 +274,40 @@ class ConvenientSourceP(Processor):
 
 
 class TimestampedSourceP(ConvenientSourceP):
-    """The processor of a ``timestamped_stream`` source: emits each item as itself, preceded by a
-    ``Watermark(highest timestamp - allowed_lag)`` whenever that value exceeds the last watermark emitted."""
+    """The processor of a ``timestamped_stream`` source: emits each item as itself, preceded by the watermark
+    it raises (limiting lag ``allowed_lag``), and the idle message after ``idle_timeout`` ms without items."""
 
-    def __init__(self, *args, allowed_lag: int = 0):
+    def __init__(self, *args, allowed_lag: int = 0, idle_timeout: int = DEFAULT_IDLE_TIMEOUT_MS):
         super().__init__(*args, batch=False)
-        self._allowed_lag = allowed_lag
-        self._last_wm: int | None = None
+        self._params = WmGenParams(timestamp_fn=None, new_wm_policy_fn=limiting_lag(allowed_lag),
+                                   wm_emit_policy=no_throttling(), idle_timeout_ms=idle_timeout)
+        self._mapper: EventTimeMapper | None = None
 
     @staticmethod
     def _new_buffer(name: str, batch: bool) -> SourceBuffer:
         return TimestampedSourceBuffer(name)
 
+    def init(self, outbox, context) -> None:
+        self._mapper = EventTimeMapper(self._params, 1, owner=f"source '{self._name}'")
+        super().init(outbox, context)
+
     def _take_pending(self) -> list:
+        taken = self._buffer._take()
+        if not taken:
+            return self._mapper.handle_no_event()
         out: list = []
-        append, lag, last = out.append, self._allowed_lag, self._last_wm
-        for item, timestamp in self._buffer._take():
-            wm = timestamp - lag
-            if last is None or wm > last:
-                append(Watermark(wm))
-                last = wm
-            append(item)
-        self._last_wm = last
+        handle_event = self._mapper.handle_event
+        for item, timestamp in taken:
+            out += handle_event(item, 0, timestamp)
         return out
 
     def _watermark(self) -> int | None:
-        return self._last_wm
+        wm = self._mapper.last_emitted_watermark
+        return None if wm == MIN_WATERMARK else wm
 
     def _restore_watermark(self, watermarks: list) -> None:
-        self._last_wm = min(watermarks) if watermarks else None
+        if watermarks:
+            self._mapper.restore_watermark(0, min(watermarks))
 
 
 class _SourceBuilderBase:
@@ -422,6 +432,7 @@ class TimestampedStreamSourceBuilder(_SourceBuilderBase):
     def __init__(self, name: str, create_fn: Callable[[Any], Any]):
         super().__init__(name, create_fn)
         self._allowed_lag = 0
+        self._idle_timeout = DEFAULT_IDLE_TIMEOUT_MS
 
     def allowed_lag(self, ms: int) -> "TimestampedStreamSourceBuilder":
         """How far (milliseconds, >= 0; default 0) the watermark trails the highest timestamp seen, i.e. how
@@ -432,10 +443,19 @@ class TimestampedStreamSourceBuilder(_SourceBuilderBase):
         self._allowed_lag = ms
         return self
 
+    def idle_timeout(self, ms: int) -> "TimestampedStreamSourceBuilder":
+        """After ``ms`` milliseconds (default 60,000; ``<= 0``: never) without items the source marks itself idle:
+        it emits the idle message ``Watermark(2**63 - 1)`` once, so downstream stops waiting for its watermark
+        until it emits again (Jet's ``idleTimeout``). Returns the builder."""
+        if isinstance(ms, bool) or not isinstance(ms, int):
+            raise DagValidationError(f"{self._owner()}: idle_timeout({ms!r}) must be an int (milliseconds)")
+        self._idle_timeout = ms
+        return self
+
     def build(self) -> "StreamSource":
         """The source as a :class:`StreamSource` (a ``ProcessorMetaSupplier`` with ``.name``)."""
-        return StreamSource(self._name, self._meta_supplier(TimestampedSourceP, allowed_lag=self._allowed_lag),
-                            self._kind)
+        return StreamSource(self._name, self._meta_supplier(TimestampedSourceP, allowed_lag=self._allowed_lag,
+                                                            idle_timeout=self._idle_timeout), self._kind)
 
 
 class SourceBuilder:

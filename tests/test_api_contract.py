@@ -94,6 +94,13 @@ AGGREGATIONS = [
     "all_of", "mapping", "reducing", "pick_any", "sorting", "concatenating", "grouping_by", "top_n", "bottom_n",
 ]
 TESTING = ["verify_processor", "SAME_ITEMS_ANY_ORDER"]
+EVENT_TIME = [
+    "MIN_WATERMARK", "BroadcastKey", "broadcast_key", "SlidingWindowPolicy", "sliding_win_policy",
+    "tumbling_win_policy", "TimestampKind", "TimestampedEntry", "WindowResult", "limiting_lag",
+    "limiting_lag_and_delay", "limiting_lag_and_lull", "limiting_timestamp_and_wall_clock_lag",
+    "WatermarkEmissionPolicy", "no_throttling", "emit_by_min_step", "emit_by_frame", "wm_gen_params",
+    "no_watermarks", "insert_watermarks_p",
+]
 
 CONTRACT_NAMES = (
     [("edges", n) for n in EDGES_NAMES]
@@ -101,6 +108,7 @@ CONTRACT_NAMES = (
     + [
         ("processors", n)
         for n in PROCESSORS_CORE + TRAVERSERS_AND_FUNCTIONS + FACTORIES + SOURCES + SINKS + AGGREGATIONS + TESTING
+        + EVENT_TIME
     ]
 )
 
@@ -584,6 +592,55 @@ def test_sink_builder_preferred_local_parallelism_when_inspected_then_parameter_
     from processors import SinkBuilder
 
     check_params(SinkBuilder.preferred_local_parallelism, "n")  # the contract: .preferred_local_parallelism(n)
+
+
+# ---- streaming: event time and windows ------------------------------------------------------------------------
+
+
+def test_event_time_signatures_when_inspected_then_as_contract():
+    p = processors_package
+    check_params(p.sliding_win_policy, "window_size", "slide_by")
+    check_params(p.tumbling_win_policy, "window_size")
+    check_property(p.SlidingWindowPolicy, "frame_size", "frame_offset", "window_size")
+    check_methods(p.SlidingWindowPolicy, is_tumbling=(), floor_frame_ts=1, higher_frame_ts=1,
+                  with_offset=("offset",), to_tumbling_by_frame=())
+    check_params(p.TimestampedEntry.from_window_result, "start", "end", "key", "value")
+    check_params(p.limiting_lag, "lag")
+    check_params(p.limiting_lag_and_delay, "lag", "max_delay_ms")
+    check_params(p.limiting_lag_and_lull, "lag", "max_lull_ms")
+    check_params(p.limiting_timestamp_and_wall_clock_lag, "timestamp_lag", "wall_clock_lag")
+    check_methods(p.WatermarkEmissionPolicy, throttle_wm=("current_wm", "last_emitted_wm"))
+    check_params(p.emit_by_min_step, "min_step")
+    check_params(p.emit_by_frame, "win_policy")
+    check_params(p.wm_gen_params, "timestamp_fn", "new_wm_policy_fn", "wm_emit_policy", "idle_timeout_ms",
+                 "wrap_fn", idle_timeout_ms=60000, wrap_fn=None)
+    check_params(p.insert_watermarks_p, "wm_gen_params")
+    assert p.MIN_WATERMARK == -(2**63)
+
+
+def test_watermark_policy_factories_when_called_then_fresh_policy_objects_with_contract_methods():
+    p = processors_package
+    for factory in (p.limiting_lag(1), p.limiting_lag_and_delay(1, 10), p.limiting_lag_and_lull(1, 10),
+                    p.limiting_timestamp_and_wall_clock_lag(1, 10)):
+        first, second = factory(), factory()
+        assert first is not second
+        check_methods(type(first), report_event=1, get_current_watermark=0)
+
+
+def test_window_items_when_built_then_entries_with_attributes():
+    p = processors_package
+    te = p.TimestampedEntry(4, "k", 1)
+    wr = p.WindowResult(0, 4, "k", 1)
+    assert (p.entry_key(te), p.entry_value(te), te.timestamp) == ("k", 1, 4)
+    assert (p.entry_key(wr), p.entry_value(wr), wr.start, wr.end) == ("k", 1, 0, 4)
+    assert [k.name for k in p.TimestampKind] == ["EVENT", "FRAME"]
+    with pytest.raises(ValueError, match="slide_by"):
+        p.sliding_win_policy(4, 0)
+
+
+def test_timestamped_source_builder_when_inspected_then_allowed_lag_and_idle_timeout():
+    builder = processors_package.SourceBuilder.timestamped_stream("s", lambda ctx: None)
+    check_methods(type(builder), allowed_lag=("ms",), idle_timeout=("ms",))
 
 
 # ---- the packages stay engine-free ---------------------------------------------------------------------------

@@ -556,6 +556,30 @@ def test_timestamped_source_snapshot_saves_watermark_and_restore_resumes_from_lo
     assert complete_n(fresh, fresh_outbox, 1) == ["late", "x", Watermark(101), "y"]
 
 
+def test_timestamped_source_when_no_items_for_idle_timeout_then_top_watermark_then_idle_once():
+    from processors.clock import ManualClock, use_clock
+    from processors.event_time import IDLE_MESSAGE
+
+    clock = ManualClock()
+    with use_clock(clock):
+        fill = fill_events([[("a", 100)]])
+        src = (SourceBuilder.timestamped_stream("events", lambda ctx: None).fill_buffer_fn(fill)
+               .allowed_lag(5).idle_timeout(1000).build())
+        proc, outbox = stream_processor(src)
+        assert complete_n(proc, outbox, 3) == [Watermark(95), "a"]
+        clock.advance_ms(999)
+        assert complete_n(proc, outbox, 3) == []
+        clock.advance_ms(1)
+        assert complete_n(proc, outbox, 3) == [IDLE_MESSAGE]
+        clock.advance_ms(5000)
+        assert complete_n(proc, outbox, 3) == []
+
+
+def test_timestamped_source_when_idle_timeout_not_int_then_clear_error():
+    with pytest.raises(DagValidationError, match=r"idle_timeout\('1'\) must be an int"):
+        SourceBuilder.timestamped_stream("s", lambda ctx: None).idle_timeout("1")
+
+
 def test_stream_source_in_a_dag_when_submitted_then_job_fails_at_start_naming_the_source():
     """Also without Spark: the planner accepts the DAG; the engine's first call, init(), refuses it."""
     from dag import DAG
