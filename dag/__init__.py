@@ -23,6 +23,7 @@ _EXPORTS: dict[str, str] = {
     "CycleError": "dag.errors",
     "ProcessorContractError": "dag.errors",
     "JobFailedError": "dag.errors",
+    "RestartableError": "dag.errors",
     # model
     "DAG": "dag.model",
     "Vertex": "dag.vertex",
@@ -56,7 +57,8 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from dag.config import EngineConfig, JobConfig, ProcessingGuarantee
     from dag.describe import DagDescription
-    from dag.errors import CycleError, DagError, DagValidationError, JobFailedError, ProcessorContractError
+    from dag.errors import (CycleError, DagError, DagValidationError, JobFailedError, ProcessorContractError,
+                            RestartableError)
     from dag.model import DAG
     from dag.runtime.engine import Engine
     from dag.runtime.job import Job, JobStatus

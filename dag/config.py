@@ -54,6 +54,10 @@ class EngineConfig(BaseModel):
                                     "edges in one Spark task with no serialization between processors.")
     pre_aggregate: bool = Field(True, description="Combine by key on the sending side of a partitioned edge into "
                                 "accumulate/aggregate/combine_by_key_p (as Spark's reduceByKey does).")
+    snapshot_dir: str | None = Field(None, description="Directory for the snapshots of PIPELINED jobs with "
+                                     "processing_guarantee EXACTLY_ONCE or AT_LEAST_ONCE. None: a temporary directory "
+                                     "in local mode (deleted when the engine closes); on a cluster it is required and "
+                                     "must be a path every executor and the driver share (NFS, a mounted volume).")
     fuse_accumulate: bool = Field(True, description="Run the accumulate vertex of X -> local partitioned -> "
                                   "accumulate_by_key_p -> distributed partitioned -> combine_by_key_p inside X's "
                                   "task, making the pattern one map-side-combining shuffle.")
@@ -72,4 +76,10 @@ class JobConfig(BaseModel):
                              "among the engine's jobs.")
     processing_guarantee: ProcessingGuarantee = Field(ProcessingGuarantee.NONE, description="Passed to processors "
                                                       "via their Context; batch jobs on Spark take no snapshots.")
-    snapshot_interval_ms: int = Field(10000, ge=0, description="Jet's snapshot interval (unused by batch jobs).")
+    snapshot_interval_ms: int = Field(10000, ge=0, description="Jet's snapshot interval: the delay from the completion "
+                                      "of one snapshot to the start of the next (PIPELINED jobs with a guarantee "
+                                      "other than NONE; unused by STAGED jobs).")
+    max_restarts: int = Field(10, ge=0, description="How many times in a row a PIPELINED job with a guarantee other "
+                              "than NONE is restarted from its last snapshot after a RestartableError or a lost "
+                              "task/worker/executor; the count resets when a snapshot completes after a restart. "
+                              "One more failure fails the job with the last error. 0: never restart.")

@@ -8,6 +8,7 @@ catches one family::
     │   └── CycleError(DagValidationError)         the DAG has a cycle; ``.cycle`` lists it
     ├── ProcessorContractError(DagError, RuntimeError)
     │                                              a processor broke the Processor/Outbox rules
+    ├── RestartableError(DagError, RuntimeError)   raised by a processor: restart the job from the last snapshot
     └── JobFailedError(DagError, RuntimeError)     a job failed while running
 
 This module imports nothing of ours, so every package may import it without a cycle.
@@ -20,6 +21,7 @@ __all__ = [
     "DagValidationError",
     "CycleError",
     "ProcessorContractError",
+    "RestartableError",
     "JobFailedError",
 ]
 
@@ -56,6 +58,18 @@ class ProcessorContractError(DagError, RuntimeError):
     Examples: it emitted ``None``, offered to an ordinal that does not exist, offered a different item after
     ``offer`` returned False, or made no progress. The message names the processor class, the method and the
     rule broken.
+    """
+
+
+class RestartableError(DagError, RuntimeError):
+    """Raise it from a processor to ask for a restart (Jet's ``RestartableException``).
+
+    In a PIPELINED job with ``processing_guarantee`` ``EXACTLY_ONCE`` or ``AT_LEAST_ONCE`` the coordinator tears
+    the job down and starts it again from the last complete snapshot (at most ``JobConfig.max_restarts``
+    times in a row); with ``NONE`` it fails the job like any other exception. Typical use: a connection to an
+    external system dropped and the processor cannot recover in place.
+
+    >>> raise RestartableError("broker connection lost")  # doctest: +SKIP
     """
 
 

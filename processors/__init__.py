@@ -106,6 +106,7 @@ _EXPORTS: dict[str, str] = {
     "no_watermarks": "processors.event_time",
     "EventTimeMapper": "processors.event_time",
     "insert_watermarks_p": "processors.insert_watermarks",
+    "SnapshotKey": "processors.snapshot_keys",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -149,3 +150,4 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from processors.watermark_policies import WatermarkPolicy, limiting_lag, limiting_lag_and_delay, limiting_lag_and_lull, limiting_timestamp_and_wall_clock_lag, WatermarkEmissionPolicy, no_throttling, emit_by_min_step, emit_by_frame
     from processors.event_time import WmGenParams, wm_gen_params, no_watermarks, EventTimeMapper
     from processors.insert_watermarks import insert_watermarks_p
+    from processors.snapshot_keys import SnapshotKey

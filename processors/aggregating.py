@@ -26,9 +26,12 @@ operation is the library's ``counting()`` (``op.fast_path``) the by-key loop cou
 behind ``collections.Counter``; ``summing()`` gets a loop without accumulate calls; combining counts/sums
 just adds.
 
-Snapshots (as ``verify_processor`` takes them): before ``complete()`` the state is saved as
-``("group", key) -> (acc,)`` entries (restoring several entries of one key combines them); once ``complete()``
-has started, the outputs not yet emitted are saved instead, so a restored processor resumes emitting.
+Snapshots: before ``complete()`` the state is saved; the by-key processors save ``key -> acc`` entries under
+the raw grouping key (as Jet's), so on restore each key's accumulator reaches the processor that owns the key
+under the partitioned inbound edge (restoring several entries of one key combines them); ``aggregate_p`` and
+friends save one accumulator, ``sort_p`` its items, under private keys. Once ``complete()`` has started, the
+outputs not yet emitted are saved instead (private keys); a restored processor emits them before its own
+results, and a non-keyed aggregator restored mid-emission does not emit a fresh empty result again.
 
 The classes ``AggregateP``, ``AggregateByKeyP``, ``AccumulateByKeyP``, ``CombineByKeyP`` expose
 ``aggregate_operation``, ``key_fns`` and ``map_to_output_fn`` so the planner can recognise them (and, e.g.,
@@ -61,7 +64,30 @@ __all__ = [
 ]
 
 _MISSING = object()
-_OUTPUT, _EMITTING, _GROUP, _ITEM = "output", "emitting", "group", "item"
+_OUTPUT, _EMITTING, _ACC, _ITEM = "output", "emitting", "acc", "item"
+
+
+class _InternalKey(tuple):
+    """A snapshot key of the library's own bookkeeping (never equal to a user's grouping key, which is saved raw).
+
+    Routes on restore by the plain tuple ``(kind, index)`` (default partitioner)."""
+
+    __slots__ = ()
+
+    def __new__(cls, kind: str, index: int = 0) -> "_InternalKey":
+        return tuple.__new__(cls, (kind, index))
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is _InternalKey and tuple.__eq__(self, other)
+
+    def __hash__(self) -> int:
+        return tuple.__hash__(self)
+
+    def partition_key(self) -> tuple:
+        return tuple(self)
+
+    def __reduce__(self):
+        return (_InternalKey, tuple(self))
 
 
 class _Accumulating(Processor):
@@ -72,9 +98,11 @@ class _Accumulating(Processor):
     """
 
     _outbox: Any = None
-    _outputs: list | None = None  # set when complete() first runs (or restored mid-emission)
+    _outputs: list | None = None  # set when complete() first runs
     _position: int = 0
-    _restored_outputs: list | None = None
+    _restored_outputs: list | None = None  # (index, item) of outputs a processor restored mid-emission saved
+    _leftover: tuple | list = ()  # restored outputs, emitted before this processor's own results
+    _restored_emitting: bool = False  # a snapshot taken mid-emission was restored here
     _snapshot: Iterator | None = None
     _snapshot_pending: Any = _MISSING
 
@@ -84,7 +112,8 @@ class _Accumulating(Processor):
     def complete(self) -> bool:
         outputs = self._outputs
         if outputs is None:
-            outputs = self._outputs = [out for out in self._results() if out is not None]
+            outputs = self._outputs = [*self._leftover, *(out for out in self._results() if out is not None)]
+            self._leftover = ()
             self._position = 0
         self._position = self._outbox.offer_many(outputs, self._position)
         return self._position == len(outputs)
@@ -109,15 +138,16 @@ class _Accumulating(Processor):
         if outputs is None:
             yield from self._state_entries()
             return
-        yield (_EMITTING,), (True,)
+        yield _InternalKey(_EMITTING), (True,)
         for i in range(self._position, len(outputs)):
-            yield (_OUTPUT, i), (outputs[i],)
+            yield _InternalKey(_OUTPUT, i), (outputs[i],)
 
     def restore_from_snapshot(self, inbox: Inbox) -> None:
         for key, value in inbox.take_all():
-            if key[0] == _EMITTING:
-                self._restored_outputs = self._restored_outputs or []
-            elif key[0] == _OUTPUT:
+            kind = key[0] if type(key) is _InternalKey else None
+            if kind == _EMITTING:
+                self._restored_emitting = True
+            elif kind == _OUTPUT:
                 self._restored_outputs = self._restored_outputs or []
                 self._restored_outputs.append((key[1], value[0]))
             else:
@@ -126,8 +156,7 @@ class _Accumulating(Processor):
     def finish_snapshot_restore(self) -> bool:
         restored = self._restored_outputs
         if restored is not None:
-            self._outputs = [item for _i, item in sorted(restored, key=lambda e: e[0])]
-            self._position = 0
+            self._leftover = [*self._leftover, *(item for _i, item in sorted(restored, key=lambda e: e[0]))]
             self._restored_outputs = None
         return True
 
@@ -174,9 +203,11 @@ class AggregateP(_Accumulating):
         self._acc = op.create_fn()
 
     _restored: bool = False
+    _touched: bool = False  # processed input or restored an accumulator
 
     def process(self, ordinal: int, inbox: Inbox) -> None:
         op = self._op
+        self._touched = True
         if self._combining:
             combine, acc = op.combine_fn, self._acc
             for item in inbox.take_all():
@@ -194,16 +225,18 @@ class AggregateP(_Accumulating):
         self._acc = acc
 
     def _results(self) -> Iterable[Any]:
+        if self._restored_emitting and not self._touched:
+            return ()  # this processor's result went out (or is in the restored leftover) before the snapshot
         return (self._op.finish_fn(self._acc),)
 
     def _state_entries(self) -> Iterator[tuple]:
-        yield (_GROUP,), (self._acc,)
+        yield _InternalKey(_ACC), (self._acc,)
 
     def _restore_state(self, key: tuple, value: tuple) -> None:
         # the first restored accumulator replaces the fresh one, later ones are combined into it
         current = self._acc if self._restored else _MISSING
         self._acc = _combine_restored(self._op, type(self).__name__, current, value[0])
-        self._restored = True
+        self._restored = self._touched = True
 
 
 class AggregateByKeyP(_Accumulating):
@@ -258,12 +291,11 @@ class AggregateByKeyP(_Accumulating):
         return [out(key, finish(acc)) for key, acc in self._groups.items()]
 
     def _state_entries(self) -> Iterator[tuple]:
-        for key, acc in self._groups.items():
-            yield (_GROUP, key), (acc,)
+        return iter(self._groups.items())  # the raw grouping key: restore routes it to the key's owner
 
-    def _restore_state(self, key: tuple, value: tuple) -> None:
+    def _restore_state(self, key: Any, value: Any) -> None:
         groups = self._groups
-        groups[key[1]] = _combine_restored(self._op, type(self).__name__, groups.get(key[1], _MISSING), value[0])
+        groups[key] = _combine_restored(self._op, type(self).__name__, groups.get(key, _MISSING), value)
 
 
 class AccumulateByKeyP(AggregateByKeyP):
@@ -319,7 +351,7 @@ class SortP(_Accumulating):
 
     def _state_entries(self) -> Iterator[tuple]:
         for i, item in enumerate(self._items):
-            yield (_ITEM, i), (item,)
+            yield _InternalKey(_ITEM, i), (item,)
 
     def _restore_state(self, key: tuple, value: tuple) -> None:
         self._items.append(value[0])

@@ -16,8 +16,9 @@ Sources (Jet's ``ConvenientSourceP``), made by ``SourceBuilder.batch``, ``.strea
   (``ProcessorMetaSupplier.force_total_parallelism_one``); with ``distributed(n)`` it prefers ``n``
   processors per member and ``create_fn`` sees every global processor index ``0 .. total - 1`` exactly once.
 - Snapshots (optional, both functions together): ``save_to_snapshot`` first emits what is pending, then
-  saves ``create_snapshot_fn(state)`` (unless the buffer is closed or the state is ``None``) under a key
-  naming the processor; on restore each processor collects every saved state it receives and calls
+  saves ``create_snapshot_fn(state)`` (unless the buffer is closed or the state is ``None``) under a
+  ``broadcast_key`` naming the processor, so on restore every processor receives every processor's state (the
+  parallelism may have changed); each processor collects the saved states and calls
   ``restore_snapshot_fn(state, states)`` once, in ``finish_snapshot_restore``. The entry's value is the pair
   ``(state, watermark)`` (watermark: the last one a timestamped source emitted, else ``None``).
 - Timestamps (``timestamped_stream``): ``buf.add(item, timestamp)`` takes an int timestamp in milliseconds
@@ -58,6 +59,7 @@ from typing import Any, Callable
 from dag.errors import DagValidationError, ProcessorContractError
 from processors.buffered import _require_callable, write_buffered_p
 from processors.processor import Processor
+from processors.snapshot_keys import broadcast_key
 from processors.suppliers import ProcessorMetaSupplier
 from processors.event_time import DEFAULT_IDLE_TIMEOUT_MS, EventTimeMapper, WmGenParams
 from processors.watermark_policies import limiting_lag, no_throttling
@@ -199,7 +201,8 @@ class ConvenientSourceP(Processor):
 
     def init(self, outbox, context) -> None:
         self._outbox = outbox
-        self._snapshot_key = ("SourceBuilder", self._name, context.global_processor_index)
+        # a broadcast key: on restore every processor receives every processor's state (Jet's ConvenientSourceP)
+        self._snapshot_key = broadcast_key(("SourceBuilder", self._name, context.global_processor_index))
         self._state = self._create_fn(context)
         self._created = True
 

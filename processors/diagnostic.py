@@ -159,6 +159,12 @@ class PeekWrappedP(Processor):
     def finish_snapshot_restore(self) -> bool:
         return self.wrapped.finish_snapshot_restore()
 
+    def snapshot_commit_prepare(self) -> bool:
+        return self.wrapped.snapshot_commit_prepare()
+
+    def snapshot_commit_finish(self, success: bool) -> bool:
+        return self.wrapped.snapshot_commit_finish(success)
+
     def close(self) -> None:
         self.wrapped.close()
 

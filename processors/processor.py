@@ -22,6 +22,8 @@ Defaults (``Processor``):
 ``save_to_snapshot()``         True
 ``restore_from_snapshot(i)``   raises ``ProcessorContractError`` (the processor saved state it cannot restore)
 ``finish_snapshot_restore()``  True
+``snapshot_commit_prepare()``  True (two-phase commit, phase 1: after ``save_to_snapshot``, before the barrier)
+``snapshot_commit_finish(ok)`` True (phase 2, once the snapshot completed or failed; must not emit)
 ``close()``                    no-op
 =============================  =======================================================================
 
@@ -134,6 +136,18 @@ class Processor:
 
     def finish_snapshot_restore(self) -> bool:
         """All snapshot entries were restored; False to be called again (default True)."""
+        return True
+
+    def snapshot_commit_prepare(self) -> bool:
+        """Phase 1 of a two-phase commit (Jet 4.0): called after ``save_to_snapshot()`` returned True and before
+        the barrier goes downstream. Mark the open transaction prepared (``offer_to_snapshot`` is allowed here);
+        False to be called again (default True)."""
+        return True
+
+    def snapshot_commit_finish(self, success: bool) -> bool:
+        """Phase 2 (Jet 4.0): the snapshot completed everywhere (``success``) or failed. Commit the prepared
+        transactions on success; on failure leave them prepared (a later snapshot commits them). Must not emit;
+        False to be called again (default True)."""
         return True
 
     def close(self) -> None:

@@ -26,11 +26,13 @@ __all__ = ["Job", "JobStatus"]
 
 
 class JobStatus(str, Enum):
-    """Jet's job states (those a batch job on Spark goes through)."""
+    """Jet's job states. A batch job goes through NOT_RUNNING, STARTING, RUNNING, COMPLETING and COMPLETED or
+    FAILED; a PIPELINED job may also be SUSPENDED (not terminal)."""
 
     NOT_RUNNING = "NOT_RUNNING"
     STARTING = "STARTING"
     RUNNING = "RUNNING"
+    SUSPENDED = "SUSPENDED"  # a PIPELINED job stopped by job.suspend() after a snapshot; job.resume() restarts it
     COMPLETING = "COMPLETING"
     FAILED = "FAILED"
     COMPLETED = "COMPLETED"

@@ -1,0 +1,81 @@
+"""Test helper: run processors of one vertex, snapshot them, restore the saved entries into a new set of
+processors (maybe another parallelism) with the engine's restore routing, and finish the run.
+
+A minimal, blocking stand-in for the runtime's snapshot path, engine-free (unbounded outboxes)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from dag.runtime.snapshot_routing import RestoreRouter
+from edges.partitioner import Partitioner
+from processors import Context, Inbox, Outbox
+
+BIG = 1 << 30
+
+
+def start(supplier: Callable[[], Any], count: int, ordinals: int = 1) -> list[tuple[Any, Outbox]]:
+    procs = []
+    for g in range(count):
+        p = supplier()
+        outbox = Outbox([BIG] * ordinals, snapshot_capacity=BIG, owner=type(p).__name__)
+        p.init(outbox, Context(global_processor_index=g, local_processor_index=g, total_parallelism=count,
+                               local_parallelism=count))
+        procs.append((p, outbox))
+    return procs
+
+
+def feed(procs, items: Sequence[Any], route: Callable[[Any, int], int], ordinal: int = 0) -> None:
+    for index, (p, outbox) in enumerate(procs):
+        inbox = Inbox(item for item in items if route(item, len(procs)) == index)
+        while len(inbox):
+            outbox.reset()
+            p.process(ordinal, inbox)
+
+
+def save(procs) -> list[tuple]:
+    entries = []
+    for p, outbox in procs:
+        outbox.reset()
+        while not p.save_to_snapshot():
+            entries.extend(outbox.drain_snapshot())
+            outbox.reset()
+        entries.extend(outbox.drain_snapshot())
+    return entries
+
+
+def restore(supplier, entries: list[tuple], count: int, router: RestoreRouter | None = None, ordinals: int = 1):
+    router = router or RestoreRouter(Partitioner.default(), 271)
+    procs = start(supplier, count, ordinals)
+    for (p, outbox), mine in zip(procs, router.route(entries, count)):
+        inbox = Inbox(mine)
+        while len(inbox):
+            outbox.reset()
+            p.restore_from_snapshot(inbox)
+        outbox.reset()
+        while not p.finish_snapshot_restore():
+            outbox.reset()
+    return procs
+
+
+def complete(procs, ordinal: int = 0) -> list[Any]:
+    out = []
+    for p, outbox in procs:
+        outbox.reset()
+        while not p.complete():
+            out.extend(outbox.drain(ordinal))
+            outbox.reset()
+        out.extend(outbox.drain(ordinal))
+    return out
+
+
+def emitted(procs, ordinal: int = 0) -> list[Any]:
+    out = []
+    for _p, outbox in procs:
+        out.extend(outbox.drain(ordinal))
+    return out
+
+
+def by_key(key_fn: Callable[[Any], Any]) -> Callable[[Any, int], int]:
+    return lambda item, n: Partitioner.default().get_partition(key_fn(item), 271) % n
