@@ -41,6 +41,9 @@ class VertexDescription(BaseModel):
     parallelism: int | None = Field(
         description="determine_local_parallelism(default) for the default given to describe(); None if unknown."
     )
+    description: str | None = Field(
+        None, description="What the supplier computes, e.g. a window 'sliding window 1000 by 100'; None for most."
+    )
 
 
 class EdgeDescription(BaseModel):
@@ -78,6 +81,7 @@ def describe(dag: DAG, default_local_parallelism: int | None = None) -> DagDescr
             local_parallelism=v.local_parallelism,
             preferred_local_parallelism=v.preferred_local_parallelism(),
             parallelism=v.determine_local_parallelism(default_local_parallelism),
+            description=v.description,
         )
         for v in validation.validate(dag)
     )

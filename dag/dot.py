@@ -11,6 +11,9 @@ Format (``esc`` turns ``"`` into ``\\"``, nothing else is escaped; there is no n
     }
 
 ``lp`` is ``vertex.determine_local_parallelism(default_local_parallelism)`` or ``default`` when that is unknown.
+A vertex with a ``description`` (windowing processors: their window, e.g. ``sliding window 1000 by 100``) gets
+``, label="<esc name>\\n<esc description>"`` after ``localParallelism`` (a jetspark addition; Jet draws no
+label, and every other vertex line stays byte for byte Jet's).
 Edge attributes, in this order: ``label="<parts joined by ->"`` when there are parts (``distributed`` for
 ``distributed()``, ``distributed to member <index>`` for ``distribute_to``, then the routing policy's lower-case
 name unless unicast; ``all_to_one`` shows as ``partitioned``); ``headlabel=<dest ordinal>`` when the destination
@@ -50,7 +53,8 @@ def to_dot(dag: DAG, default_local_parallelism: int | None = -1, default_queue_s
     out = ["digraph DAG {\n"]
     for vertex in order:
         lp = vertex.determine_local_parallelism(default_local_parallelism)
-        out.append(f'\t"{_esc(vertex.name)}" [localParallelism={"default" if lp is None else lp}];\n')
+        label = "" if vertex.description is None else f', label="{_esc(vertex.name)}\\n{_esc(vertex.description)}"'
+        out.append(f'\t"{_esc(vertex.name)}" [localParallelism={"default" if lp is None else lp}{label}];\n')
     in_count = {v.name: len(dag.get_inbound_edges(v.name)) for v in order}
     out_count = {v.name: len(dag.get_outbound_edges(v.name)) for v in order}
     cluster = 0

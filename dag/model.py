@@ -42,6 +42,10 @@ class DAG:
         self._edges: list[Edge] = []
         self._inbound: dict[str, list[Edge]] = {}
         self._outbound: dict[str, list[Edge]] = {}
+        # ordinals in use per vertex, so that dag.edge() checks a new edge in O(1), not by scanning the
+        # vertex's edges (a 5,000-edge fan-out would be quadratic)
+        self._in_ordinals: dict[str, set[int]] = {}
+        self._out_ordinals: dict[str, set[int]] = {}
 
     # ---- vertices --------------------------------------------------------------------------------------------
 
@@ -87,6 +91,8 @@ class DAG:
         self._vertices[vertex.name] = vertex
         self._inbound[vertex.name] = []
         self._outbound[vertex.name] = []
+        self._in_ordinals[vertex.name] = set()
+        self._out_ordinals[vertex.name] = set()
 
     def get_vertex(self, name: str) -> Vertex | None:
         """The vertex named ``name``, or ``None``."""
@@ -128,7 +134,14 @@ class DAG:
         self._edges.append(edge)
         self._outbound[edge.source_name].append(edge)
         self._inbound[edge.dest_name].append(edge)  # type: ignore[index]
+        self._out_ordinals[edge.source_name].add(edge.source_ordinal)
+        self._in_ordinals[edge.dest_name].add(edge.dest_ordinal)  # type: ignore[index]
         return self
+
+    def _taken_ordinals(self, name: str, inbound: bool) -> set[int]:
+        """The inbound (or outbound) ordinals of vertex ``name`` that have an edge (for dag.validation; do not
+        mutate)."""
+        return self._edges_of(self._in_ordinals if inbound else self._out_ordinals, name)  # type: ignore[arg-type]
 
     # ---- whole-DAG views -------------------------------------------------------------------------------------
 

@@ -55,11 +55,11 @@ def check_new_edge(dag: DAG, edge: Edge) -> None:
     _check_end_in_dag(dag, edge.destination, "destination", "Destination")
     src, dst = edge.source_name, edge.dest_name
     suggest = edge.source_ordinal == 0 and edge.dest_ordinal == 0  # as Jet, which then suggests Edge.from().to()
-    taken = {e.dest_ordinal for e in dag.get_inbound_edges(dst)}
+    taken = dag._taken_ordinals(dst, inbound=True)
     if edge.dest_ordinal in taken:
         fix = f", use from_({src}).to({dst}, {_first_free(taken)}) to specify another ordinal" if suggest else ""
         raise DagValidationError(f"Vertex '{dst}' already has an inbound edge at ordinal {edge.dest_ordinal}{fix}")
-    taken = {e.source_ordinal for e in dag.get_outbound_edges(src)}
+    taken = dag._taken_ordinals(src, inbound=False)
     if edge.source_ordinal in taken:
         fix = f", use from_({src}, {_first_free(taken)}).to({dst}) to specify another ordinal" if suggest else ""
         raise DagValidationError(f"Vertex '{src}' already has an outbound edge at ordinal {edge.source_ordinal}{fix}")

@@ -76,6 +76,13 @@ class Vertex:
         return self._meta_supplier
 
     @property
+    def description(self) -> str | None:
+        """What the supplier says it computes (its ``description`` str, e.g. a windowing processor's
+        ``sliding window 1000 by 100``), shown by ``to_dot``, ``describe`` and ``explain``; None for most."""
+        text = getattr(self._supplier, "description", None)
+        return text if isinstance(text, str) and text else None
+
+    @property
     def local_parallelism(self) -> int | None:
         """Processors per member: ``None`` for the default, else a positive int. Assigning ``-1`` means ``None``."""
         return self._local_parallelism

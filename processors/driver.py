@@ -18,8 +18,10 @@ The Spark runtime calls :func:`drive` once per processor (one Spark partition of
    every call the non-empty buckets are yielded as ``(outbound_ordinal, items)``; a bucket never holds more
    than its edge's queue size. Yielded lists belong to the consumer, which must not mutate them (the
    ``BatchTransform`` fast path yields one list to every ordinal).
-5. ``BatchTransform`` processors run on the fast path: one ``transform_batch(batch)`` call per inbound
-   batch, its result yielded to every outbound ordinal; no outbox and no per-item calls.
+5. ``BatchTransform`` processors run on the fast path: one ``transform_chunks(batch, size)`` call per inbound
+   batch (``size``: the smallest outbound queue size), each list it yields sent to every outbound ordinal,
+   cut to that ordinal's queue size; no outbox and no per-item calls. Memory stays bounded by queue sizes
+   even when one batch expands into millions of items.
 6. Contract breaks raise ``ProcessorContractError`` naming the processor class, the vertex, the method and
    the rule: a boolean method returning ``None``; ``NO_PROGRESS_LIMIT`` consecutive calls of a *cooperative*
    processor that neither removed an input item nor emitted anything nor returned True (instead of spinning
@@ -64,6 +66,7 @@ _sleep = time.sleep  # module attribute so tests can observe the back-off withou
 
 _log = logging.getLogger("jetspark.driver")
 _MISSING = object()
+_SINK_CHUNK = 1024  # inputs per transform_chunks call of a BatchTransform without outbound edges
 
 
 @dataclass
@@ -331,9 +334,11 @@ class _Run:
         self, inbound: Iterable[tuple[int, list]], groups: _PriorityGroups
     ) -> Iterator[tuple[int, list]]:
         """The ``BatchTransform`` path: one ``transform_batch`` per inbound batch, no outbox."""
-        transform = self.processor.transform_batch
+        transform = self.processor.transform_chunks
         received, emitted = self.metrics.received, self.metrics.emitted
-        ordinals = range(self.n_out)
+        capacities = self.outbox._capacities
+        ordinals = [(o, capacities[o]) for o in range(self.n_out)]
+        size = min(capacities, default=_SINK_CHUNK)
         outbox = self.outbox
         current: Any = _MISSING
         priority_of = groups.priority_of
@@ -346,10 +351,15 @@ class _Run:
                 continue
             received[ordinal] += len(batch)
             outbox.call = f"transform_batch(<{len(batch)} items of ordinal {ordinal}>)"
-            out = transform(batch)
-            if out:
+            for out in transform(batch, size):
+                if not out:
+                    continue
                 n = len(out)
-                for o in ordinals:
+                for o, capacity in ordinals:
                     emitted[o] += n
-                    yield (o, out)
+                    if n <= capacity:
+                        yield (o, out)
+                    else:
+                        for start in range(0, n, capacity):
+                            yield (o, out[start:start + capacity])
         yield from self.complete_edges(groups.finish())

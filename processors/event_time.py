@@ -91,7 +91,8 @@ def wm_gen_params(timestamp_fn: Callable[[Any], int], new_wm_policy_fn: Callable
             f"got {wm_emit_policy!r}"
         )
     if isinstance(idle_timeout_ms, bool) or not isinstance(idle_timeout_ms, int):
-        raise DagValidationError(f"wm_gen_params(): idle_timeout_ms must be an int (milliseconds), got {idle_timeout_ms!r}")
+        raise DagValidationError(
+            f"wm_gen_params(): idle_timeout_ms must be an int (milliseconds), got {idle_timeout_ms!r}")
     if wrap_fn is not None and not callable(wrap_fn):
         raise DagValidationError(f"wm_gen_params(): wrap_fn must be callable or None, got {wrap_fn!r}")
     return WmGenParams(timestamp_fn=timestamp_fn, new_wm_policy_fn=new_wm_policy_fn, wm_emit_policy=wm_emit_policy,

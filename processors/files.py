@@ -14,9 +14,11 @@
   error handler) substitutes them instead. A missing directory is an error naming it. Both are raised by the
   processor, so a job fails with ``JobFailedError`` naming the vertex.
 - Non-cooperative; text is read in chunks of 256 Ki characters, split into lines and emitted while the
-  outbox has room.
+  outbox has room. A line longer than a chunk is kept in pieces and joined once, so reading is linear in
+  the line's length (a 200 MB line costs its own size, not one copy per chunk).
 
-``write_file_p(directory, to_string_fn, encoding)``:
+``write_file_p(directory, to_string_fn, encoding, exactly_once=False)`` (``exactly_once``: see
+``processors.transactional_files``):
 
 - One file per processor, named after its global processor index (``directory/0``, ``directory/1``, ... as
   Jet's ``writeFileP``); the directory is created if needed. Each item becomes the line
@@ -77,14 +79,27 @@ def write_file_p(
     directory: str | os.PathLike,
     to_string_fn: Callable[[Any], str] = str,
     encoding: str = "utf-8",
+    exactly_once: bool = False,
 ) -> ProcessorMetaSupplier:
     """A sink writing one file per processor, ``directory/<global processor index>``, one line per item.
+
+    With ``exactly_once=True`` in a job whose guarantee is ``EXACTLY_ONCE`` it writes one file per processor and
+    snapshot, ``directory/<index>-<sequence>``, published when the snapshot completes (two-phase commit, see
+    ``processors.transactional_files``), so a restart neither loses nor repeats lines.
 
     >>> dag.new_vertex("out", write_file_p("results", to_string_fn=lambda kv: f"{kv[0]}\\t{kv[1]}"))  # doctest: +SKIP
     """
     _require_callable("write_file_p", "to_string_fn", to_string_fn)
     _checked_encoding("write_file_p", encoding, "strict")
-    return ProcessorMetaSupplier.of(functools.partial(WriteFileP, os.fspath(directory), to_string_fn, encoding))
+    if not isinstance(exactly_once, bool):
+        raise DagValidationError(f"write_file_p: exactly_once must be True or False, got {exactly_once!r}")
+    if exactly_once:
+        from processors.transactional_files import TransactionalWriteFileP
+
+        factory = functools.partial(TransactionalWriteFileP, os.fspath(directory), to_string_fn, encoding)
+    else:
+        factory = functools.partial(WriteFileP, os.fspath(directory), to_string_fn, encoding)
+    return ProcessorMetaSupplier.of(factory)
 
 
 def _bom_stripping(encoding: str) -> str:
@@ -123,7 +138,7 @@ class ReadFilesP(Processor):
         self._files: list[Path] = []
         self._file = None
         self._path: Path | None = None
-        self._rest = ""
+        self._rest: list[str] = []
         self._pending: list = []
         self._pos = 0
 
@@ -159,16 +174,24 @@ class ReadFilesP(Processor):
                 return []
             self._path = self._files.pop()
             self._file = open(self._path, encoding=self._codec, errors=self._errors)
-            self._rest = ""
+            self._rest = []
         try:
             text = self._file.read(_READ_CHUNK_CHARS)
         except UnicodeDecodeError as exc:
             raise self._decode_error(exc) from exc
+        rest = self._rest  # pieces of the unfinished line, joined once it ends: linear in the line's length
         if text:
-            lines = (self._rest + text).split("\n")  # text mode already turned \r\n and \r into \n
-            self._rest = lines.pop()  # the unfinished last line ("" after a final newline)
+            if "\n" not in text:  # text mode already turned \r\n and \r into \n
+                rest.append(text)
+                return []
+            lines = text.split("\n")
+            if rest:
+                rest.append(lines[0])
+                lines[0] = "".join(rest)
+            last = lines.pop()  # the unfinished last line ("" after a final newline)
+            self._rest = [last] if last else []
         else:
-            lines = [self._rest] if self._rest else []
+            lines = ["".join(rest)] if rest else []
             self._close_file()
         fn = self._map_output_fn
         if fn is not None and lines:
@@ -224,6 +247,21 @@ def _first_undecodable_line(path: Path, encoding: str) -> int | None:
     return None
 
 
+def _write_lines(processor: "WriteFileP", file: Any, items: list) -> None:
+    """Write ``to_string_fn(item) + "\\n"`` per item to ``file``; a non-str result is an error naming it."""
+    texts = list(map(processor._to_string_fn, items))
+    try:
+        text = "\n".join(texts)
+    except TypeError:
+        index = next(i for i, t in enumerate(texts) if not isinstance(t, str))
+        raise DagError(
+            f"write_file_p (vertex '{processor._vertex}'): to_string_fn returned {texts[index]!r} "
+            f"({type(texts[index]).__name__}) for item {items[index]!r}; it must return a str"
+        ) from None
+    file.write(text)
+    file.write("\n")
+
+
 class WriteFileP(Processor):
     """The processor of :func:`write_file_p`."""
 
@@ -249,21 +287,7 @@ class WriteFileP(Processor):
         self._file = open(self._temp_path, "w", encoding=self._encoding, newline="")
 
     def process(self, ordinal: int, inbox) -> None:
-        items = inbox.take_all()
-        texts = list(map(self._to_string_fn, items))
-        try:
-            text = "\n".join(texts)
-        except TypeError:
-            raise self._not_a_string(items, texts) from None
-        self._file.write(text)
-        self._file.write("\n")
-
-    def _not_a_string(self, items: list, texts: list) -> DagError:
-        index = next(i for i, t in enumerate(texts) if not isinstance(t, str))
-        return DagError(
-            f"write_file_p (vertex '{self._vertex}'): to_string_fn returned {texts[index]!r} "
-            f"({type(texts[index]).__name__}) for item {items[index]!r}; it must return a str"
-        )
+        _write_lines(self, self._file, inbox.take_all())
 
     def complete(self) -> bool:
         self._file.close()

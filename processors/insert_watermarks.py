@@ -82,7 +82,8 @@ class InsertWatermarksP(AbstractProcessor):
 
     def restore_from_snapshot_entry(self, key: Any, value: Any) -> None:
         if key != _LAST_EMITTED_WM:
-            raise ProcessorContractError(f"{describe_processor(self)}: unexpected snapshot key {key!r}, expected {_LAST_EMITTED_WM!r}")
+            raise ProcessorContractError(
+                f"{describe_processor(self)}: unexpected snapshot key {key!r}, expected {_LAST_EMITTED_WM!r}")
         self._min_restored = min(self._min_restored, value)
 
     def finish_snapshot_restore(self) -> bool:

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from dag.errors import ProcessorContractError
 from processors.inbox import Inbox
@@ -446,6 +446,17 @@ class BatchTransform(Processor):
     def transform_batch(self, items: list) -> list:
         """Return the outputs for ``items`` (never ``None`` items); must not keep state between calls."""
         raise NotImplementedError(f"Missing implementation in {_class_name(self)}: override transform_batch(items)")
+
+    def transform_chunks(self, items: list, size: int) -> Iterator[list]:
+        """The outputs for ``items`` as consecutive lists of about ``size`` items (the driver's fast path), so
+        that memory is bounded by ``size``, not by the batch: by default ``transform_batch`` of slices of
+        ``size`` inputs; a processor emitting several items per input overrides it to cut its output."""
+        if len(items) <= size:
+            yield self.transform_batch(items)
+            return
+        transform = self.transform_batch
+        for start in range(0, len(items), size):
+            yield transform(items[start:start + size])
 
     def init(self, outbox: Any, context: Any) -> None:
         """Store the outbox and the vertex name for messages (subclasses overriding ``init`` must call

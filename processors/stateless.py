@@ -3,7 +3,9 @@
 
 All are ``BatchTransform`` subclasses: their whole behaviour is ``transform_batch(items) -> list``, one tight
 list comprehension per inbound batch, which the driver calls directly (see "Fast paths" in
-docs/architecture.md). They emit to every outbound edge, keep no state between items, save nothing to
+docs/architecture.md) through ``transform_chunks(items, size)``: the flat-maps cut their output into lists of
+about ``size`` items as they go, so a batch of documents expanding into millions of words never exists as one
+list (memory is bounded by the edge's queue size, not by the input). They emit to every outbound edge, keep no state between items, save nothing to
 snapshots and forward watermarks.
 
 =============================  ==============================================================================
@@ -28,7 +30,8 @@ planners and describers which processor class it makes (``processor_class``) and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import sys
+from collections.abc import Callable, Iterable, Iterator
 from itertools import repeat
 from typing import Any
 
@@ -84,8 +87,10 @@ def check_callable(factory: str, label: str, fn: Any) -> None:
         raise DagValidationError(f"{factory}: {label} must be callable, got {fn!r} ({type(fn).__name__})")
 
 
-def _flatten(processor: Processor, fn: Any, results: Iterable[Any]) -> list:
-    """Concatenate flat-map ``results`` (iterables or Traversers) with Jet's checks."""
+def _flatten(processor: Processor, fn: Any, results: Iterable[Any], size: int = sys.maxsize) -> Iterator[list]:
+    """Concatenate flat-map ``results`` (iterables or Traversers) with Jet's checks, cut into lists of
+    at least ``size`` items (the last may be shorter; one result is never split), each list yielded as soon
+    as it is full, so only one list and the current result are held at a time."""
     out: list = []
     extend = out.extend
     for result in results:
@@ -100,6 +105,15 @@ def _flatten(processor: Processor, fn: Any, results: Iterable[Any]) -> list:
                 f"{_owner(processor)}: the function {fn_name(fn)} must return an iterable or a Traverser, got "
                 f"{type(result).__name__} {result!r:.80}"
             ) from None
+        if len(out) >= size:
+            yield _checked(processor, fn, out)
+            out = []
+            extend = out.extend
+    if out:
+        yield _checked(processor, fn, out)
+
+
+def _checked(processor: Processor, fn: Any, out: list) -> list:
     if None in out:
         raise ProcessorContractError(
             f"{_owner(processor)}: the function {fn_name(fn)} returned an iterable holding None; None is "
@@ -119,6 +133,11 @@ def _none_result_error(processor: Processor, fn: Any) -> ProcessorContractError:
         f"{_owner(processor)}: the function {fn_name(fn)} returned None instead of a traverser (Jet fails on a "
         "null traverser too); return an empty list or traverser.empty() for no output"
     )
+
+
+def _flat(chunks: Iterator[list]) -> list:
+    """The only list of an unbounded ``_flatten`` (or an empty one)."""
+    return next(chunks, [])
 
 
 class NoopP(BatchTransform):
@@ -158,7 +177,10 @@ class FlatMapP(BatchTransform):
         self.fn = fn
 
     def transform_batch(self, items: list) -> list:
-        return _flatten(self, self.fn, map(self.fn, items))
+        return _flat(_flatten(self, self.fn, map(self.fn, items)))
+
+    def transform_chunks(self, items: list, size: int) -> Iterator[list]:
+        return _flatten(self, self.fn, map(self.fn, items), size)
 
 
 class _UsingContext(BatchTransform):
@@ -206,7 +228,10 @@ class FlatMapUsingContextP(_UsingContext):
     """Emits every item of ``fn(ctx, item)``. Stateless apart from the context object."""
 
     def transform_batch(self, items: list) -> list:
-        return _flatten(self, self.fn, map(self.fn, repeat(self._ctx, len(items)), items))
+        return _flat(_flatten(self, self.fn, map(self.fn, repeat(self._ctx, len(items)), items)))
+
+    def transform_chunks(self, items: list, size: int) -> Iterator[list]:
+        return _flatten(self, self.fn, map(self.fn, repeat(self._ctx, len(items)), items), size)
 
 
 def noop_p() -> BuiltinSupplier:

@@ -99,7 +99,8 @@ EVENT_TIME = [
     "tumbling_win_policy", "TimestampKind", "TimestampedEntry", "WindowResult", "limiting_lag",
     "limiting_lag_and_delay", "limiting_lag_and_lull", "limiting_timestamp_and_wall_clock_lag",
     "WatermarkEmissionPolicy", "no_throttling", "emit_by_min_step", "emit_by_frame", "wm_gen_params",
-    "no_watermarks", "insert_watermarks_p",
+    "no_watermarks", "insert_watermarks_p", "accumulate_by_frame_p", "combine_to_sliding_window_p",
+    "aggregate_to_sliding_window_p", "aggregate_to_session_window_p",
 ]
 
 CONTRACT_NAMES = (
@@ -616,6 +617,37 @@ def test_event_time_signatures_when_inspected_then_as_contract():
                  "wrap_fn", idle_timeout_ms=60000, wrap_fn=None)
     check_params(p.insert_watermarks_p, "wm_gen_params")
     assert p.MIN_WATERMARK == -(2**63)
+
+
+def test_window_processor_factories_when_inspected_then_as_contract():
+    p = processors_package
+    from_window_result = p.TimestampedEntry.from_window_result
+    check_params(p.accumulate_by_frame_p, "key_fns", "timestamp_fns", "timestamp_kind", "win_policy", "aggr_op")
+    check_params(p.combine_to_sliding_window_p, "win_policy", "aggr_op", "map_to_output_fn",
+                 map_to_output_fn=from_window_result)
+    check_params(p.aggregate_to_sliding_window_p, "key_fns", "timestamp_fns", "timestamp_kind", "win_policy",
+                 "aggr_op", "map_to_output_fn", map_to_output_fn=from_window_result)
+    check_params(p.aggregate_to_session_window_p, "session_timeout", "timestamp_fns", "key_fns", "aggr_op",
+                 "map_to_output_fn", map_to_output_fn=p.WindowResult)
+    policy = p.sliding_win_policy(4, 2)
+    dag = dag_package.DAG()
+    for name, supplier in [
+        ("s1", p.accumulate_by_frame_p([p.entry_key], [p.entry_value], p.TimestampKind.EVENT, policy, p.counting())),
+        ("s2", p.combine_to_sliding_window_p(policy, p.counting())),
+        ("one", p.aggregate_to_sliding_window_p(p.entry_key, p.entry_value, p.TimestampKind.EVENT, policy,
+                                                p.counting())),
+        ("session", p.aggregate_to_session_window_p(10, p.entry_value, p.entry_key, p.counting())),
+        ("wm", p.insert_watermarks_p(p.wm_gen_params(p.entry_value, p.limiting_lag(1), p.no_throttling()))),
+    ]:
+        dag.new_vertex(name, supplier)
+
+
+def test_windowing_processor_when_watermark_given_then_window_results_and_watermark_forwarded():
+    p = processors_package
+    supplier = p.aggregate_to_sliding_window_p(p.entry_key, p.entry_value, p.TimestampKind.EVENT,
+                                               p.tumbling_win_policy(2), p.counting(), p.WindowResult)
+    p.verify_processor(supplier).input([("a", 0), ("a", 1), p.Watermark(2)]).expect_output(
+        [p.WindowResult(0, 2, "a", 2), p.Watermark(2)])
 
 
 def test_watermark_policy_factories_when_called_then_fresh_policy_objects_with_contract_methods():

@@ -75,6 +75,8 @@ def _vertex_line(vp: VertexPlan, members: int) -> str:
     what = vp.kind.value
     if vp.runtime_arg is not None:
         what += f" {vp.runtime_arg!r}"
+    if vp.description is not None:
+        what += f" ({vp.description})"
     notes = []
     if vp.persisted:
         notes.append(f"output tagged by ordinal and persisted once ({len(vp.outbound)} outbound edges)")
@@ -147,7 +149,9 @@ def plan_to_dot(plan: PhysicalPlan) -> str:
         out.append(f'\t\tlabel="{label}";')
         for name in stage.vertices + stage.absorbed:
             vp = plan.vertices[name]
-            out.append(f'\t\t"{_esc(name)}" [label="{_esc(name)}\\n{vp.kind.value} x{vp.total_parallelism}"];')
+            described = "" if vp.description is None else f"\\n{_esc(vp.description)}"
+            label = f"{_esc(name)}\\n{vp.kind.value} x{vp.total_parallelism}{described}"
+            out.append(f'\t\t"{_esc(name)}" [label="{label}"];')
         out.append("\t}")
     for ep in plan.edges:
         label = _esc(ep.op.value if ep.op is not EdgeOp.PARTITION_BY else f"partitionBy({ep.dest_parallelism})")

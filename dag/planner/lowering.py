@@ -9,8 +9,8 @@ source vertex                          ``parallelize(range(P), P)`` then ``mapPa
                                        ``read_map_p``/``read_list_p``: the driver data sliced into P partitions;
                                        ``read_text_p``: Spark's text input with P partitions
 unicast/isolated, equal L, one-to-one   FUSED: same task, drivers chained in-process, no serialization
-  (source's only edge, dest's only      (``fuse_narrow_edges=False``: partitionBy with route ``same``)
-  non-broadcast input)
+  (source's only edge, dest's only      (``fuse_narrow_edges=False``: partitionBy with route ``same``; a chain
+  non-broadcast input)                  is cut by such a partitionBy every ``MAX_FUSED_CHAIN`` vertices)
 unicast/isolated, equal L, otherwise    NARROW: partition g of the upstream (persisted) output, no shuffle
 unicast, Ld < Ls (M = 1 or distributed) COALESCE (narrow, any candidate will do)
 unicast, Ld > Ls (M = 1 or distributed) REPARTITION (items dealt round-robin, one shuffle)
@@ -96,7 +96,7 @@ def _plan_vertex(vertex: Any, members: int, default_parallelism: int) -> VertexP
     elif kind in (VertexKind.SPARK_TEXT_SOURCE, VertexKind.SPARK_TEXT_SINK):
         arg = meta.path
     lp = vertex.determine_local_parallelism(default_parallelism)
-    return VertexPlan(vertex.name, kind, lp, lp * members, runtime_arg=arg)
+    return VertexPlan(vertex.name, kind, lp, lp * members, runtime_arg=arg, description=vertex.description)
 
 
 def _lower_edge(edge: Any, src: VertexPlan, dst: VertexPlan, members: int) -> EdgePlan:
@@ -163,8 +163,16 @@ def _non_broadcast_inputs(vp: VertexPlan) -> list[EdgePlan]:
     return [ep for ep in vp.inbound if ep.op is not EdgeOp.BROADCAST]
 
 
+MAX_FUSED_CHAIN = 64
+"""The most vertices fused into one stage. A task runs its chain as nested generators (a few Python frames per
+vertex), so a longer chain is cut into stages joined by ``partitionBy`` (route ``same``): chains of any length
+run, far below Python's recursion limit."""
+
+
 def _fuse(vertices: dict[str, VertexPlan], config: Any) -> None:
+    chain_length: dict[str, int] = {}  # vertices (this one included) fused into this vertex's stage so far
     for vp in vertices.values():
+        chain_length[vp.name] = 1
         for ep in vp.inbound:
             if ep.op is not EdgeOp.NARROW:
                 continue
@@ -172,7 +180,12 @@ def _fuse(vertices: dict[str, VertexPlan], config: Any) -> None:
             if not config.fuse_narrow_edges:
                 ep.op, ep.reason = EdgeOp.PARTITION_BY, "fusion switched off (EngineConfig.fuse_narrow_edges)"
             elif len(src.outbound) == 1 and len(_non_broadcast_inputs(vp)) == 1:
-                ep.op = EdgeOp.FUSED
+                if chain_length[src.name] >= MAX_FUSED_CHAIN:
+                    ep.op = EdgeOp.PARTITION_BY
+                    ep.reason = f"chain cut: at most {MAX_FUSED_CHAIN} vertices are fused into one stage"
+                else:
+                    ep.op = EdgeOp.FUSED
+                    chain_length[vp.name] = chain_length[src.name] + 1
 
 
 def _align_unions(vertices: dict[str, VertexPlan]) -> None:

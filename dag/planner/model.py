@@ -135,6 +135,7 @@ class VertexPlan:
     absorbed_into: str | None = None   # accumulate vertex fused into this sender vertex's task
     combine_substitute: PreAggregation | None = None   # receiver of pre-aggregated input: combines entries
     runtime_arg: Any = None       # collection (kind, name) or path for runtime-bound vertices
+    description: str | None = None  # Vertex.description (e.g. a windowing processor's window), for explain
 
     @property
     def is_leaf(self) -> bool:

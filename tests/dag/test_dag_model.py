@@ -288,3 +288,27 @@ def test_edge_when_ordinal_zero_taken_then_suggests_first_free_ordinal():
     dag.edge(from_(c).to(d, 2))
     with pytest.raises(DagValidationError, match=r"use from_\(a, 1\)\.to\(b\) to specify another ordinal$"):
         dag.edge(between(a, b))
+
+
+def test_edge_when_large_fan_out_then_each_check_reads_no_earlier_edges(monkeypatch):
+    """Building a 5,000-vertex fan-out was quadratic: every dag.edge() scanned all edges of the source."""
+    from edges import edge as edge_module
+
+    reads = {"n": 0}
+    original = edge_module.Edge.source_ordinal
+
+    def counting(self):
+        reads["n"] += 1
+        return original.fget(self)
+
+    dag = DAG()
+    src = dag.new_vertex("src", Nop)
+    for i in range(5000):
+        dag.edge(from_(src, i).to(dag.new_vertex(f"v{i}", Nop)))
+    monkeypatch.setattr(edge_module.Edge, "source_ordinal", property(counting))
+    dag.edge(from_(src, 5000).to(dag.new_vertex("last", Nop)))
+    assert reads["n"] < 10  # independent of the 5,000 edges already there
+    with pytest.raises(DagValidationError, match="already has an outbound edge at ordinal 17"):
+        dag.edge(from_(src, 17).to(dag.new_vertex("dup", Nop)))
+    assert len(dag.get_outbound_edges("src")) == 5001
+    assert len(list(dag)) == 5003

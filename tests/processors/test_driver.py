@@ -377,13 +377,35 @@ class Upper(BatchTransform):
         raise AssertionError("the driver must use transform_batch")
 
 
-def test_driver_batch_transform_fast_path_one_call_per_batch_to_every_ordinal():
+def test_driver_batch_transform_fast_path_one_call_per_queue_sized_slice_to_every_ordinal():
     calls: list = []
     metrics = ProcessorMetrics()
-    out = run(Upper(calls), [(0, ["a", "b"]), (0, ["c"])], {0: 0}, capacities=(1, 1), metrics=metrics)
-    assert calls == [2, 1]
-    assert out == [(0, ["A", "B"]), (1, ["A", "B"]), (0, ["C"]), (1, ["C"])]
-    assert metrics.received == {0: 3} and metrics.emitted == {0: 3, 1: 3}
+    out = run(Upper(calls), [(0, ["a", "b", "c"]), (0, ["d"])], {0: 0}, capacities=(2, 2), metrics=metrics)
+    assert calls == [2, 1, 1]
+    assert out == [(0, ["A", "B"]), (1, ["A", "B"]), (0, ["C"]), (1, ["C"]), (0, ["D"]), (1, ["D"])]
+    assert metrics.received == {0: 4} and metrics.emitted == {0: 4, 1: 4}
+
+
+def test_driver_flat_map_fast_path_when_items_expand_then_output_cut_to_queue_size_as_it_goes():
+    """Built-in flat-maps used to emit a whole batch's output as one list (a partition of documents became one
+    list of all their words): memory must be bounded by the queue size, not by the input."""
+    from processors import flat_map_p
+
+    consumed = []
+    seen_when_called = []
+
+    def expand(n):
+        seen_when_called.append(len(consumed))
+        return range(n * 1000, n * 1000 + 1000)
+
+    gen = drive(flat_map_p(expand)(), Context(vertex_name="v"), inbound=[(0, [0, 1, 2])],
+                inbound_priorities={0: 0}, outbound_capacities=[10, 64])
+    for ordinal, batch in gen:
+        assert len(batch) <= (10, 64)[ordinal]
+        if ordinal == 0:
+            consumed.extend(batch)
+    assert consumed == list(range(3000))
+    assert seen_when_called == [0, 1000, 2000]  # item n is expanded only after item n-1's output was taken
 
 
 def test_driver_batch_transform_still_gets_lifecycle_calls():

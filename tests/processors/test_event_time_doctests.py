@@ -13,6 +13,8 @@ MODULES = [
     "processors.watermark_policies",
     "processors.event_time",
     "processors.insert_watermarks",
+    "processors.sliding_window",
+    "processors.session_window",
 ]
 
 

@@ -267,3 +267,15 @@ def test_spark_text_when_path_or_fn_invalid_then_clear_error():
         read_text_p("")
     with pytest.raises(DagValidationError, match="write_text_p: to_string_fn must be a function"):
         write_text_p("out", to_string_fn=3)
+
+
+def test_read_files_when_lines_span_many_chunks_then_each_emitted_whole(tmp_path, monkeypatch):
+    """Long lines used to be re-concatenated once per chunk (quadratic); they must come out whole and exact."""
+    from processors import files
+
+    monkeypatch.setattr(files, "_READ_CHUNK_CHARS", 16)
+    long_line = "".join(chr(ord("a") + i % 26) for i in range(100_000))
+    lines = ["", "short", long_line, "x" * 16, "y" * 17, long_line[:33], ""]
+    (tmp_path / "long.txt").write_text("\n".join(lines) + "tail-without-newline")
+    [out] = read_all(read_files_p(tmp_path), capacity=3)
+    assert out == lines[:-1] + ["tail-without-newline"]

@@ -42,9 +42,11 @@ def test_frame_ts_when_at_long_extremes_then_clamped_as_jet():
 
 def test_factories_when_built_then_sizes_offsets_and_tumbling_as_jet():
     tumbling = tumbling_win_policy(123)
-    assert (tumbling.frame_size, tumbling.window_size, tumbling.frame_offset, tumbling.is_tumbling()) == (123, 123, 0, True)
+    assert (tumbling.frame_size, tumbling.window_size, tumbling.frame_offset) == (123, 123, 0)
+    assert tumbling.is_tumbling()
     sliding = sliding_win_policy(1000, 100)
-    assert (sliding.window_size, sliding.frame_size, sliding.frame_offset, sliding.is_tumbling()) == (1000, 100, 0, False)
+    assert (sliding.window_size, sliding.frame_size, sliding.frame_offset) == (1000, 100, 0)
+    assert not sliding.is_tumbling()
     by_frame = sliding.to_tumbling_by_frame()
     assert (by_frame.window_size, by_frame.frame_size) == (100, 100)
     assert sliding.with_offset(10).frame_offset == 10

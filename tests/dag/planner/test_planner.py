@@ -256,3 +256,17 @@ def test_plan_when_thousand_vertices_then_well_under_a_second():
     p = plan(dag, members=2)
     assert time.perf_counter() - start < 0.5
     assert len(p.vertices) == 1000
+
+
+def test_fusion_when_chain_longer_than_limit_then_cut_into_stages_shown_in_explain():
+    from dag.planner.lowering import MAX_FUSED_CHAIN
+
+    n = 2 * MAX_FUSED_CHAIN + 10
+    p = plan(chain(*([2] * n)))
+    assert [len(s.vertices) for s in p.stages] == [MAX_FUSED_CHAIN, MAX_FUSED_CHAIN, 10]
+    cut = [ep for ep in p.edges if ep.op is not EdgeOp.FUSED]
+    assert [(ep.source, ep.op, ep.route) for ep in cut] == [
+        (f"v{MAX_FUSED_CHAIN - 1}", EdgeOp.PARTITION_BY, Route.SAME),
+        (f"v{2 * MAX_FUSED_CHAIN - 1}", EdgeOp.PARTITION_BY, Route.SAME),
+    ]
+    assert p.explain().count("chain cut") == 2

@@ -1,0 +1,386 @@
+"""Sliding and tumbling windows (Jet's ``SlidingWindowP``): ``aggregate_to_sliding_window_p`` (single stage),
+``accumulate_by_frame_p`` (stage 1) and ``combine_to_sliding_window_p`` (stage 2).
+
+State: ``frames: {frame_ts: {key: acc}}``, ``next_win_to_emit`` (end of the next window to emit, ``MIN_WATERMARK``
+until a watermark acted), ``top_ts`` (highest frame seen) and, for a sliding policy whose operation has a
+``deduct_fn``, ``sliding_window: {key: acc}`` (the last window, patched frame by frame).
+
+- Item on ordinal ``o``: ``f`` = its frame (``EVENT``: ``higher_frame_ts(ts)``, ``FRAME``: ``higher_frame_ts(ts - 1)``);
+  if ``f < next_win_to_emit`` the item is late and dropped (counted in ``late_events_dropped``), otherwise it is
+  accumulated into ``frames[f][key_fns[o](item)]`` with ``accumulate_fns[o]``.
+- Watermark ``wm``: windows ``E = start, start + frame_size, ... <= wm`` are emitted in ascending order, each as
+  ``map_to_output_fn(E - window_size, E, key, result)`` per key (``None`` skipped), where ``start`` is
+  ``next_win_to_emit`` or, at the first watermark, ``min(lowest frame, floor_frame_ts(wm))``. A window is the
+  frame ``E`` (tumbling), the recomputed combination of its frames (no ``deduct_fn``), or the sliding window
+  patched with its leading frame (``deduct_fn``; the trailing frame is deducted when the window is done and a key
+  whose accumulator equals a fresh one disappears). Each emitted window evicts its trailing frame. Then
+  ``next_win_to_emit = higher_frame_ts(wm)`` and the watermark is forwarded. A lower watermark than the last
+  one received is an error within one execution.
+- ``complete()``: emits every window that holds a remaining frame (up to ``top_ts + window_size - frame_size``).
+- Snapshots: the last stage saves ``SnapshotKey(frame_ts, key) -> acc`` per frame and key, then
+  ``broadcast_key("NEXT_WIN_TO_EMIT")``; restore keeps the minimum position (exactly-once: all equal). Stage 1
+  saves nothing: it flushes its frames downstream instead (stage 2 saves them).
+
+Results of the recomputed and tumbling windows use ``finish_fn``; the persistent sliding window's use
+``export_fn`` (the accumulator lives on).
+
+>>> from processors import Watermark, counting, entry_key, sliding_win_policy, TimestampKind, verify_processor
+>>> p = aggregate_to_sliding_window_p([entry_key], [lambda e: e[1]], TimestampKind.EVENT,
+...                                   sliding_win_policy(4, 2), counting())
+>>> verify_processor(p).input([("a", 0), ("a", 3), Watermark(4)]).expect_output(
+...     [TimestampedEntry(2, "a", 1), TimestampedEntry(4, "a", 2), Watermark(4), TimestampedEntry(6, "a", 1)])
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator, Sequence
+
+from dag.errors import DagValidationError, ProcessorContractError
+from processors.aggregate import AggregateOperation
+from processors.event_time import check_timestamp
+from processors.functions import entry_key, entry_value
+from processors.inbox import Inbox
+from processors.stateless import check_callable, fn_name
+from processors.snapshot_keys import SnapshotKey
+from processors.window_base import (MAX_RESTORED, WindowingProcessor, WindowingSupplier, check_fns, check_op,
+                                    diagnose_failure)
+from processors.windows import (MAX_TIMESTAMP, MIN_WATERMARK, BroadcastKey, SlidingWindowPolicy, TimestampedEntry,
+                                TimestampKind, broadcast_key)
+
+__all__ = ["aggregate_to_sliding_window_p", "accumulate_by_frame_p", "combine_to_sliding_window_p", "SlidingWindowP"]
+
+NEXT_WIN_TO_EMIT = broadcast_key("NEXT_WIN_TO_EMIT")
+_MISSING = object()
+
+
+def _timestamp_of(item: Any) -> int:
+    """The timestamp of a ``TimestampedEntry`` (stage 2's timestamp function)."""
+    return item.timestamp
+
+
+class SlidingWindowP(WindowingProcessor):
+    """The processor of the three sliding-window factories (see the module docstring)."""
+
+    def __init__(self, key_fns: tuple, timestamp_fns: tuple, timestamp_kind: TimestampKind,
+                 win_policy: SlidingWindowPolicy, aggr_op: AggregateOperation,
+                 map_to_output_fn: Callable[[int, int, Any, Any], Any], is_last_stage: bool,
+                 fast_path: str | None = None):
+        super().__init__()
+        self._key_fns = key_fns
+        self._timestamp_fns = timestamp_fns
+        self._shift = 1 if timestamp_kind is TimestampKind.FRAME else 0
+        self._policy = win_policy
+        self._op = aggr_op
+        self._accumulate_fns = aggr_op.accumulate_fns
+        self._map_to_output_fn = map_to_output_fn
+        self._is_last_stage = is_last_stage
+        self._fast_path = fast_path  # "count" (acc + 1) or "add_value" (acc + item[1]), accumulators start at 0
+        self._uses_deduct = not win_policy.is_tumbling() and aggr_op.deduct_fn is not None
+        self._empty_acc = aggr_op.create()
+        self.frames: dict[int, dict] = {}
+        self.sliding_window: dict | None = None
+        self.next_win_to_emit = MIN_WATERMARK
+        self.top_ts = MIN_WATERMARK
+        self.late_events_dropped = 0
+        self._window_iter: Iterator | None = None  # window output in progress (a watermark or a flush)
+        self._pending_wm: Any = None  # the watermark to forward once its windows are out
+        self._flushing = False
+        self._snapshotting: Iterator | None = None
+        self._min_restored = MAX_RESTORED
+
+    # ------------------------------------------------------------------ items
+    def process(self, ordinal: int, inbox: Inbox) -> None:
+        key_fn = self._key_fns[ordinal]
+        ts_fn = self._timestamp_fns[ordinal]
+        accumulate = self._accumulate_fns[ordinal]
+        frames, create, fast = self.frames, self._op.create_fn, self._fast_path
+        size, offset, shift = self._policy.frame_size, self._policy.frame_offset, self._shift
+        next_win, top, late = self.next_win_to_emit, self.top_ts, 0
+        items = inbox._items if type(inbox) is Inbox else list(inbox)
+        item = None
+        try:
+            for item in items:
+                ts = ts_fn(item)
+                if ts.__class__ is not int:
+                    ts = check_timestamp(ts, self._owner, f"timestamp_fns[{ordinal}]", item)
+                ts -= shift
+                frame_ts = ts - (ts - offset) % size + size
+                if frame_ts < next_win:
+                    late += 1
+                    continue
+                if frame_ts > top:
+                    if frame_ts > MAX_TIMESTAMP:
+                        frame_ts = MAX_TIMESTAMP
+                    top = frame_ts
+                key = key_fn(item)
+                frame = frames.get(frame_ts)
+                if frame is None:
+                    frame = frames[frame_ts] = {}
+                if fast == "count":
+                    frame[key] = frame.get(key, 0) + 1
+                elif fast == "add_value":
+                    frame[key] = frame.get(key, 0) + item[1]
+                else:
+                    acc = frame.get(key, _MISSING)
+                    frame[key] = accumulate(create() if acc is _MISSING else acc, item)
+        except Exception as exc:
+            fns = [("timestamp_fns", ts_fn), ("key_fns", key_fn)]
+            raise diagnose_failure(self._owner, ordinal, item, fns, exc) from exc
+        finally:
+            self.top_ts = top
+            if late:
+                self._count_late(late)
+        inbox.clear()
+
+    def _count_late(self, count: int) -> None:
+        self.late_events_dropped += count
+        self.logger.debug("%s dropped %d late item(s) (frames before %d)", self._owner, count, self.next_win_to_emit)
+
+    # ------------------------------------------------------------------ windows
+    def try_process_watermark(self, watermark: Any) -> bool:
+        if self._pending_wm is None:
+            wm = watermark.timestamp
+            self._check_watermark(wm)
+            self._pending_wm = watermark
+            start = self._range_start(wm)
+            self._window_iter = None if start is None else self._windows(start, wm)
+        if self._window_iter is not None:
+            if not self.emit_from_traverser(self._window_iter):
+                return False
+            self._window_iter = None
+        self.next_win_to_emit = self._policy.higher_frame_ts(watermark.timestamp)
+        if not self.try_emit(watermark):
+            return False
+        self._pending_wm = None
+        return True
+
+    def _range_start(self, wm: int) -> int | None:
+        """Where the windows to emit start; ``None`` when there is nothing to emit."""
+        if self.next_win_to_emit != MIN_WATERMARK:
+            return self.next_win_to_emit
+        if not self.frames:
+            return None
+        # the first window computed holds at most the lowest frame on record, so that the sliding window can
+        # start from it and add leading / deduct trailing frames from then on
+        return min(min(self.frames), self._policy.floor_frame_ts(wm))
+
+    def _windows(self, start: int, last: int) -> Iterator[Any]:
+        """The outputs of windows ``start, start + frame_size, ... <= last``, evicting as they complete."""
+        policy, frames = self._policy, self.frames
+        size, window_size = policy.frame_size, policy.window_size
+        map_to_output, finish, export = self._map_to_output_fn, self._op.finish_fn, self._op.export_fn
+        end = start
+        while end <= last:
+            if not self.sliding_window:  # skip windows that hold no frame: they emit nothing
+                if not frames:
+                    return
+                lowest = min(frames)
+                if lowest > end:
+                    end = lowest
+                    if end > last:
+                        return
+            window = self._compute_window(end)
+            result_fn = export if window is self.sliding_window else finish
+            for key, acc in window.items():
+                out = map_to_output(end - window_size, end, key, result_fn(acc))
+                if out is not None:
+                    yield out
+            self._complete_window(end)
+            end += size
+
+    def _compute_window(self, end: int) -> dict:
+        frames = self.frames
+        if self._policy.is_tumbling():
+            return frames.get(end, {})
+        if not self._uses_deduct:
+            return self._recompute_window(end)
+        if self.sliding_window is None:
+            self.sliding_window = self._recompute_window(end)
+        else:
+            self._patch(self._op.combine_fn, frames.get(end))
+        return self.sliding_window
+
+    def _recompute_window(self, end: int) -> dict:
+        policy, frames, combine, create = self._policy, self.frames, self._op.combine_fn, self._op.create_fn
+        window: dict = {}
+        for frame_ts in range(end - policy.window_size + policy.frame_size, end + 1, policy.frame_size):
+            for key, acc in frames.get(frame_ts, {}).items():
+                current = window.get(key, _MISSING)
+                window[key] = combine(create() if current is _MISSING else current, acc)
+        return window
+
+    def _patch(self, fn: Callable[[Any, Any], Any], frame: dict | None) -> None:
+        if not frame:
+            return
+        window, create, empty = self.sliding_window, self._op.create_fn, self._empty_acc
+        for key, acc in frame.items():
+            current = window.get(key, _MISSING)
+            result = fn(create() if current is _MISSING else current, acc)
+            if result == empty:
+                window.pop(key, None)
+            else:
+                window[key] = result
+
+    def _complete_window(self, end: int) -> None:
+        policy = self._policy
+        removed = self.frames.pop(end - policy.window_size + policy.frame_size, None)
+        if removed is not None and self._uses_deduct and self.sliding_window is not None:
+            self._patch(self._op.deduct_fn, removed)
+
+    # ------------------------------------------------------------------ end of input and snapshots
+    def complete(self) -> bool:
+        return self._flush()
+
+    def _flush(self) -> bool:
+        """Emit every window holding a remaining frame; ``next_win_to_emit`` stays as it is."""
+        if not self._flushing:
+            if not self.frames:
+                return True
+            last = self.top_ts + self._policy.window_size - self._policy.frame_size
+            self._window_iter = self._windows(self._range_start(last), last)
+            self._flushing = True
+        if not self.emit_from_traverser(self._window_iter):
+            return False
+        self._window_iter, self._flushing = None, False
+        return True
+
+    def save_to_snapshot(self) -> bool:
+        if not self._is_last_stage or self._flushing:
+            return self._flush()  # stage 1 flushes its frames to stage 2 instead of saving them
+        if self._snapshotting is None:
+            self._snapshotting = self._snapshot_entries()
+        if not self.emit_from_traverser_to_snapshot(self._snapshotting):
+            return False
+        self._snapshotting = None
+        return True
+
+    def _snapshot_entries(self) -> Iterator[tuple]:
+        for frame_ts, frame in list(self.frames.items()):
+            for key, acc in list(frame.items()):
+                yield SnapshotKey(frame_ts, key), acc
+        yield NEXT_WIN_TO_EMIT, self.next_win_to_emit
+
+    def restore_from_snapshot_entry(self, key: Any, value: Any) -> None:
+        if isinstance(key, BroadcastKey):
+            if key != NEXT_WIN_TO_EMIT:
+                raise ProcessorContractError(f"{self._owner}: Unexpected broadcast key in snapshot: {key!r}")
+            self._min_restored = self._restore_min(self._min_restored, key, value)
+            return
+        if not isinstance(key, SnapshotKey):
+            raise ProcessorContractError(f"{self._owner}: unexpected key in snapshot: {key!r}")
+        frame = self.frames.setdefault(key.timestamp, {})
+        if key.key in frame:
+            raise ProcessorContractError(f"{self._owner}: Duplicate key in snapshot: {key!r}")
+        frame[key.key] = value
+        self.top_ts = max(self.top_ts, key.timestamp)
+
+    def finish_snapshot_restore(self) -> bool:
+        if self._is_last_stage and self._min_restored != MAX_RESTORED:
+            self.next_win_to_emit = self._min_restored
+        return True
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# factories
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _fast_path(op: AggregateOperation, combining: bool) -> str | None:
+    kind = op.fast_path[0] if op.fast_path else None
+    if combining:
+        return "add_value" if kind in ("counting", "summing") else None
+    return "count" if kind == "counting" else None
+
+
+def _check_policy(factory: str, win_policy: Any, op: AggregateOperation) -> SlidingWindowPolicy:
+    if not isinstance(win_policy, SlidingWindowPolicy):
+        raise DagValidationError(
+            f"{factory}: win_policy must be a SlidingWindowPolicy (sliding_win_policy(size, slide) or "
+            f"tumbling_win_policy(size)), got {win_policy!r:.80}"
+        )
+    if not win_policy.is_tumbling() and op.combine_fn is None:
+        raise DagValidationError(
+            f"{factory}: {op!r} has no combine_fn, which sliding windows need to combine frames into windows; give "
+            "it a combine_fn or use a tumbling window"
+        )
+    return win_policy
+
+
+def _check_kind(factory: str, kind: Any) -> TimestampKind:
+    if not isinstance(kind, TimestampKind):
+        raise DagValidationError(f"{factory}: timestamp_kind must be TimestampKind.EVENT or FRAME, got {kind!r}")
+    return kind
+
+
+def _keyed_args(factory: str, key_fns: Any, timestamp_fns: Any, aggr_op: Any) -> tuple[tuple, tuple]:
+    keys = check_fns(factory, "key_fns", key_fns)
+    stamps = check_fns(factory, "timestamp_fns", timestamp_fns)
+    if len(stamps) != len(keys):
+        raise DagValidationError(
+            f"{factory}: {len(keys)} key function(s) but {len(stamps)} timestamp function(s); give one of each per "
+            "inbound ordinal"
+        )
+    check_op(factory, aggr_op, len(keys))
+    return keys, stamps
+
+
+def _names(fns: Sequence[Callable]) -> str:
+    return ", ".join(fn_name(f) for f in fns)
+
+
+def aggregate_to_sliding_window_p(key_fns: Any, timestamp_fns: Any, timestamp_kind: TimestampKind,
+                                  win_policy: SlidingWindowPolicy, aggr_op: AggregateOperation,
+                                  map_to_output_fn: Callable[[int, int, Any, Any], Any] =
+                                  TimestampedEntry.from_window_result) -> WindowingSupplier:
+    """Single-stage sliding (or tumbling) window aggregation: groups by ``key_fns[o]``, puts items into frames by
+    ``timestamp_fns[o]`` and emits ``map_to_output_fn(start, end, key, result)`` per key and window when the
+    watermark passes the window's end (see the module docstring). One key and timestamp function per inbound
+    ordinal; ``aggr_op`` has that arity.
+    """
+    factory = "aggregate_to_sliding_window_p"
+    keys, stamps = _keyed_args(factory, key_fns, timestamp_fns, aggr_op)
+    _check_kind(factory, timestamp_kind)
+    _check_policy(factory, win_policy, aggr_op)
+    check_callable(factory, "map_to_output_fn", map_to_output_fn)
+    return WindowingSupplier(SlidingWindowP, keys, stamps, timestamp_kind, win_policy, aggr_op, map_to_output_fn,
+                             True, _fast_path(aggr_op, False),
+                             name=f"{factory}([{_names(keys)}], {win_policy.describe()}, {aggr_op.name or aggr_op!r})",
+                             description=win_policy.describe())
+
+
+def accumulate_by_frame_p(key_fns: Any, timestamp_fns: Any, timestamp_kind: TimestampKind,
+                          win_policy: SlidingWindowPolicy, aggr_op: AggregateOperation) -> WindowingSupplier:
+    """Stage 1 of two-stage window aggregation: accumulates items into the frames of ``win_policy`` (as a tumbling
+    window of one frame) and emits ``TimestampedEntry(frame_end, key, accumulator)`` when the watermark passes
+    the frame's end. Partition its input by key; send its output, partitioned by ``entry_key``, to
+    ``combine_to_sliding_window_p``. Saves no snapshot state: it flushes its frames instead.
+    """
+    factory = "accumulate_by_frame_p"
+    keys, stamps = _keyed_args(factory, key_fns, timestamp_fns, aggr_op)
+    _check_kind(factory, timestamp_kind)
+    _check_policy(factory, win_policy, aggr_op)
+    by_frame = win_policy.to_tumbling_by_frame()
+    return WindowingSupplier(SlidingWindowP, keys, stamps, timestamp_kind, by_frame, aggr_op.with_identity_finish(),
+                             TimestampedEntry.from_window_result, False, _fast_path(aggr_op, False),
+                             name=f"{factory}([{_names(keys)}], {win_policy.describe()}, {aggr_op.name or aggr_op!r})",
+                             description=f"frames of {win_policy.describe()}")
+
+
+def combine_to_sliding_window_p(win_policy: SlidingWindowPolicy, aggr_op: AggregateOperation,
+                                map_to_output_fn: Callable[[int, int, Any, Any], Any] =
+                                TimestampedEntry.from_window_result) -> WindowingSupplier:
+    """Stage 2 of two-stage window aggregation: combines the ``TimestampedEntry(frame_end, key, accumulator)``
+    items of ``accumulate_by_frame_p`` into frames and frames into windows, emitting
+    ``map_to_output_fn(start, end, key, result)`` as ``aggregate_to_sliding_window_p`` does.
+    """
+    factory = "combine_to_sliding_window_p"
+    check_op(factory, aggr_op)
+    if aggr_op.combine_fn is None:
+        raise DagValidationError(f"{factory}: {aggr_op!r} has no combine_fn, so it cannot combine frames")
+    _check_policy(factory, win_policy, aggr_op)
+    check_callable(factory, "map_to_output_fn", map_to_output_fn)
+    combining = aggr_op.with_combining_accumulate_fn(entry_value)
+    return WindowingSupplier(SlidingWindowP, (entry_key,), (_timestamp_of,), TimestampKind.FRAME, win_policy,
+                             combining, map_to_output_fn, True, _fast_path(aggr_op, True),
+                             name=f"{factory}({win_policy.describe()}, {aggr_op.name or aggr_op!r})",
+                             description=win_policy.describe())
