@@ -2,7 +2,8 @@
 
 Each bucket holds at most the edge's queue size; ``offer`` returns False when an item does not fit. The
 refusal rules are Jet's and are enforced on every offer (a broken rule raises ``ProcessorContractError``
-naming the processor, the method being called and the rule):
+naming the processor, the method being called and the rule, and is kept as ``outbox.broken_rule``, which is
+how ``verify_processor`` recognises it to report it as an ``AssertionError``):
 
 1. After ``offer`` returned False the processor must return from its method; offering again before the
    driver calls ``reset()`` (which drivers do before every processor call) is an error.
@@ -80,7 +81,7 @@ class Outbox:
     __slots__ = (
         "_buckets", "_capacities", "_all", "_snapshot", "_snapshot_capacity", "owner", "call",
         "_pending", "_pending_ordinals", "_accepted", "_refused", "_blocked",
-        "_pending_snapshot", "_snapshot_refused",
+        "_pending_snapshot", "_snapshot_refused", "broken_rule",
     )
 
     def __init__(self, capacities: Sequence[int], snapshot_capacity: int | None = None, owner: str = ""):
@@ -93,6 +94,7 @@ class Outbox:
                 f"Outbox snapshot_capacity must be None or an int > 0, got {snapshot_capacity!r}"
             )
         self._capacities = caps
+        self.broken_rule: ProcessorContractError | None = None
         self._buckets: list[list] = [[] for _ in caps]
         self._all = tuple(range(len(caps)))
         self._snapshot: list | None = None if snapshot_capacity is None else []
@@ -350,7 +352,8 @@ class Outbox:
     def _fail(self, rule: str, fix: str) -> None:
         who = self.owner or "a processor"
         where = f" in {self.call}" if self.call else ""
-        raise ProcessorContractError(f"Outbox rule broken by {who}{where}: {rule}. {fix}")
+        self.broken_rule = ProcessorContractError(f"Outbox rule broken by {who}{where}: {rule}. {fix}")
+        raise self.broken_rule
 
     def __repr__(self) -> str:
         return f"Outbox(buckets={self._buckets!r}, snapshot={self._snapshot!r})"
