@@ -19,6 +19,10 @@ channel (``context.driver``, topics ``journal.start``/``journal.read`` of ``proc
 - Events of one key keep their order (one key, one partition). A reader that falls behind the journal's
   capacity loses the oldest events; the driver logs how many.
 - Non-cooperative (each poll is a request to the driver); when a poll returns nothing the runtime backs off.
+- Snapshots: after emitting what it has read, each processor saves one entry per journal partition it reads,
+  ``broadcast_key(("stream_map_p", name, partition)) -> (offset, watermark or None)``. On restore every
+  processor receives every entry (broadcast) and keeps those of the partitions it now reads, whatever the new
+  parallelism: it reads on from the saved offsets, and the saved watermarks take effect (Jet 4's rule).
 
 >>> src = stream_map_p("trades", JournalInitialPosition.START_FROM_CURRENT)
 >>> dag.new_vertex("trades", src)   # doctest: +SKIP
@@ -32,6 +36,7 @@ from typing import Any, Callable
 from dag.errors import DagValidationError
 from processors import driver_protocol as topics
 from processors.event_journal import JournalInitialPosition, map_event_to_entry, map_put_events
+from processors.snapshot_keys import broadcast_key
 from processors.stream_sources import PendingItemsSource, mark_stream_source
 from processors.suppliers import ProcessorMetaSupplier
 
@@ -85,6 +90,8 @@ class StreamMapJournalP(PendingItemsSource):
         self._mapper = None
         self.partitions: list[int] = []
         self.offsets: list[int] = []
+        self._to_save: list | None = None
+        self._restored: dict[int, tuple] = {}
 
     def init_source(self, context) -> None:
         self._driver = topics.require_driver(context, f"stream_map_p('{self._name}')")
@@ -127,3 +134,38 @@ class StreamMapJournalP(PendingItemsSource):
         if mapper is not None and not out:
             out = mapper.handle_no_event()
         return out
+
+    # ------------------------------------------------------------------------------------------ snapshots
+    def _snapshot_key(self, partition: int) -> Any:
+        return broadcast_key(("stream_map_p", self._name, partition))
+
+    def save_to_snapshot(self) -> bool:
+        if not self._emit_pending():  # the offsets must not run ahead of what went out
+            return False
+        if self._to_save is None:
+            mapper = self._mapper
+            self._to_save = [
+                (self._snapshot_key(p), (offset, mapper.get_watermark(i) if mapper is not None else None))
+                for i, (p, offset) in enumerate(zip(self.partitions, self.offsets))]
+        while self._to_save:
+            if not self._outbox.offer_to_snapshot(*self._to_save[-1]):
+                return False
+            self._to_save.pop()
+        self._to_save = None
+        return True
+
+    def restore_from_snapshot(self, inbox) -> None:
+        for key, value in inbox.take_all():
+            kind, name, partition = key.key
+            if kind == "stream_map_p" and name == self._name:
+                self._restored[partition] = value
+
+    def finish_snapshot_restore(self) -> bool:
+        for i, partition in enumerate(self.partitions):
+            if partition in self._restored:
+                offset, wm = self._restored[partition]
+                self.offsets[i] = offset
+                if wm is not None and self._mapper is not None:
+                    self._mapper.restore_watermark(i, wm)
+        self._restored = {}
+        return True

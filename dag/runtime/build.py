@@ -21,13 +21,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from dag.errors import DagValidationError, JobFailedError
+from dag.errors import JobFailedError
 from dag.planner.model import EdgeOp, EdgePlan, PhysicalPlan, Route, StagePlan, VertexKind, VertexPlan
 from dag.runtime.driver_topics import slice_bounds
 from dag.runtime.failures import encode_failure, mark_origin
 from dag.runtime.metrics import EMITTED, RECEIVED
 from dag.runtime.senders import sender_spec, send
 from dag.runtime.task import BroadcastInput, StageTask, VertexTask
+from processors.collections_io import check_entry
 
 __all__ = ["PlanRun", "target_partition"]
 
@@ -257,9 +258,5 @@ class PlanRun:
             target.extend(items)
             return
         for item in items:
-            if not (isinstance(item, tuple) and len(item) == 2):
-                raise DagValidationError(
-                    f"vertex '{vp.name}' (write_map_p({name!r})) received {item!r:.100}, not a (key, value) entry; "
-                    "emit entries with processors.entry(key, value) upstream"
-                )
+            check_entry(item, vp.name, name)
             target[item[0]] = item[1]

@@ -105,8 +105,11 @@ class Engine:
         """Plan ``dag`` (a DAG, or a pipeline: anything with ``to_dag()``) and start it asynchronously;
         returns the :class:`~dag.runtime.job.Job` at once.
 
-        Planning errors (an invalid DAG or pipeline) are raised here, before anything runs.
+        Planning errors (an invalid DAG or pipeline) and user functions that cannot be pickled
+        (``shippable.py``) are raised here, before anything runs.
         """
+        from dag.runtime.shippable import check_shippable
+
         self._check_open()
         config = config or JobConfig()
         dag = as_dag(dag)
@@ -116,6 +119,7 @@ class Engine:
             from dag.runtime.session import register_user_modules
 
             register_user_modules()
+        check_shippable(dag)
         with self._lock:
             job_id = next(self._ids)
             name = config.name or f"job-{job_id}"

@@ -33,7 +33,7 @@ def _processors(supplier, client, total=1, capacity=10_000):
     out = []
     for g in range(total):
         (proc,) = supplier.get([0])(0).get(1)
-        outbox = Outbox([capacity])
+        outbox = Outbox([capacity], snapshot_capacity=2)
         proc.init(outbox, Context(vertex_name="journal", total_parallelism=total, local_parallelism=total,
                                   global_processor_index=g, local_processor_index=g, driver=client))
         out.append((proc, outbox))
@@ -146,3 +146,97 @@ def test_stream_map_when_bad_arguments_then_rejected_eagerly():
     with pytest.raises(DagValidationError, match="non-empty str"):
         stream_map_p("")
     assert is_stream_source(stream_map_p("m", "START_FROM_CURRENT"))
+
+
+def _snapshot(proc, outbox):
+    """Call save_to_snapshot() until True, draining the 2-slot snapshot bucket in between."""
+    entries = []
+    for _ in range(100):
+        outbox.reset()
+        done = proc.save_to_snapshot()
+        entries += outbox.drain_snapshot()
+        if done:
+            return entries
+    raise AssertionError("save_to_snapshot never finished")
+
+
+def test_stream_map_when_snapshot_restored_with_other_parallelism_then_resumes_at_saved_offsets():
+    from processors import Inbox
+
+    with _driver(partition_count=5) as (store, client):
+        m = store.get("map", "m")
+        for i in range(40):
+            m[i] = i
+        old = _processors(stream_map_p("m"), client, total=2)
+        before = [item for proc, outbox in old for item in _poll(proc, outbox)]
+        entries = [e for proc, outbox in old for e in _snapshot(proc, outbox)]
+        assert len(entries) == 5  # one per partition
+        for i in range(40, 60):
+            m[i] = i
+        new = _processors(stream_map_p("m"), client, total=3)
+        for proc, _outbox in new:
+            proc.restore_from_snapshot(Inbox(list(entries)))
+            assert proc.finish_snapshot_restore() is True
+        after = [item for proc, outbox in new for item in _poll(proc, outbox)]
+    assert sorted(before) == [(i, i) for i in range(40)]
+    assert sorted(after) == [(i, i) for i in range(40, 60)]  # nothing repeated, nothing lost
+
+
+def test_stream_map_when_snapshot_with_watermarks_then_restored_watermark_holds():
+    from processors import Inbox, Watermark, limiting_lag, no_throttling, wm_gen_params
+
+    params = wm_gen_params(lambda item: item[1], limiting_lag(0), no_throttling(), idle_timeout_ms=0)
+    with _driver(partition_count=1) as (store, client):
+        m = store.get("map", "m")
+        m["a"] = 100
+        [(proc, outbox)] = _processors(stream_map_p("m", wm_gen_params=params), client)
+        assert _poll(proc, outbox) == [Watermark(100), ("a", 100)]
+        entries = _snapshot(proc, outbox)
+        m["b"] = 50  # late after the restore too: no watermark below 100 again
+        m["c"] = 120
+        [(fresh, fresh_outbox)] = _processors(stream_map_p("m", wm_gen_params=params), client)
+        fresh.restore_from_snapshot(Inbox(entries))
+        fresh.finish_snapshot_restore()
+        assert _poll(fresh, fresh_outbox) == [("b", 50), Watermark(120), ("c", 120)]
+
+
+def test_stream_map_when_partitions_go_idle_then_one_watermark_for_all_and_idle_message_once():
+    """V100-like: 2 journal partitions, limiting_lag(0), value = timestamp; a manual clock drives the idle rule."""
+    from processors import Watermark, limiting_lag, no_throttling, wm_gen_params
+    from processors.clock import ManualClock, use_clock
+    from processors.event_time import IDLE_MESSAGE
+
+    clock = ManualClock()
+    with use_clock(clock), _driver(partition_count=2) as (store, client):
+        params = wm_gen_params(lambda item: item, limiting_lag(0), no_throttling(), idle_timeout_ms=2000)
+        m = store.get("map", "m")
+        journal = store.journal("m")
+        keys = {}
+        for k in range(100):  # one key per journal partition
+            keys.setdefault(journal.partition_of(k), k)
+        [(proc, outbox)] = _processors(stream_map_p("m", wm_gen_params=params, projection_fn=lambda e: e.new_value),
+                                       client)
+        m[keys[0]] = 10
+        assert _poll(proc, outbox) == [10]  # partition 1 has no watermark yet: it holds the minimum back
+        m[keys[1]] = 12
+        assert _poll(proc, outbox) == [Watermark(10), 12]
+        clock.advance_ms(1000)
+        m[keys[1]] = 20  # only partition 1 stays active
+        assert _poll(proc, outbox) == [20]
+        clock.advance_ms(1500)  # partition 0 idle now: the watermark follows partition 1 alone
+        assert _poll(proc, outbox) == [Watermark(20)]
+        clock.advance_ms(2000)  # both idle: the idle message, once
+        assert _poll(proc, outbox) == [IDLE_MESSAGE]
+        clock.advance_ms(5000)
+        assert _poll(proc, outbox) == []
+
+
+def test_stream_map_when_reader_has_no_partitions_then_idle_at_once():
+    from processors import limiting_lag, no_throttling, wm_gen_params
+    from processors.event_time import IDLE_MESSAGE
+
+    with _driver(partition_count=1) as (store, client):
+        params = wm_gen_params(lambda item: item[1], limiting_lag(0), no_throttling(), idle_timeout_ms=500)
+        procs = _processors(stream_map_p("m", wm_gen_params=params), client, total=2)
+        (proc, outbox) = next((p, o) for p, o in procs if not p.partitions)
+        assert _poll(proc, outbox) == [IDLE_MESSAGE]
