@@ -94,8 +94,11 @@ class Engine:
     def new_job(self, dag: Any, config: JobConfig | None = None) -> Job:
         """Plan ``dag`` and start it asynchronously; returns the :class:`~dag.runtime.job.Job` at once.
 
-        Planning errors (an invalid DAG) are raised here, before anything runs.
+        Planning errors (an invalid DAG) and user functions that cannot be pickled (``shippable.py``) are
+        raised here, before anything runs.
         """
+        from dag.runtime.shippable import check_shippable
+
         self._check_open()
         config = config or JobConfig()
         plan = self.plan(dag)
@@ -104,6 +107,7 @@ class Engine:
             from dag.runtime.session import register_user_modules
 
             register_user_modules()
+        check_shippable(dag)
         with self._lock:
             job_id = next(self._ids)
             name = config.name or f"job-{job_id}"

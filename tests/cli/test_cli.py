@@ -237,3 +237,43 @@ def test_cli_when_run_word_count_on_sample_then_top_words_printed() -> None:
     (top_word, top_count), = counts.most_common(1)
     assert f"{top_count:>12,}  {top_word}" in done.stdout.splitlines()
     assert "job 'word-count' completed" in done.stderr
+
+
+def test_cli_when_run_invalid_dag_then_fails_before_spark_starts(
+    job_file: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dag.runtime import engine as engines
+
+    def no_spark(*args, **kwargs):
+        raise AssertionError("Spark was started before the DAG was validated")
+
+    monkeypatch.setattr(engines.Engine, "__init__", no_spark)
+    assert main(["run", f"{job_file}:cyclic"]) == 1
+    err = capsys.readouterr().err
+    assert "DAG contains a cycle" in err and "Spark was started" not in err
+
+
+def test_cli_when_run_unpicklable_function_then_fails_before_spark_naming_vertex(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dag.runtime import engine as engines
+
+    monkeypatch.setattr(engines.Engine, "__init__", lambda *a, **k: pytest.fail("Spark was started"))
+    path = tmp_path / "cli_locked_job.py"
+    path.write_text(textwrap.dedent('''
+        import threading
+        from dag import DAG
+        from processors import map_p
+
+        def job():
+            guard = threading.Lock()
+            def guarded(x):
+                with guard:
+                    return x
+            dag = DAG()
+            dag.new_vertex("guarded", map_p(guarded))
+            return dag
+    '''))
+    assert main(["run", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "vertex 'guarded'" in err and "captured variable guard" in err and "_thread.lock" in err
