@@ -35,6 +35,8 @@ from edges.partitioner import Partitioner
 from pipeline.internal import (
     CheckedKey,
     DistinctP,
+    EventPredicate,
+    EventToString,
     HashJoinCollectP,
     HashJoinP,
     RollingAggregateP,
@@ -146,11 +148,15 @@ class PeekTransform(Transform):
 
     def add_to_dag(self, p: Planner) -> None:
         peeked = p.vertex_of(self.upstream[0])
+        to_string, should_log = self.to_string_fn, self.should_log_fn
+        if self.events:  # Jet's adapted peek: "item (eventTime=HH:MM:SS.mmm)"
+            to_string = EventToString(to_string)
+            should_log = None if should_log is None else EventPredicate(should_log)
         if isinstance(peeked.supplier, RuntimeBound):
             # a driver-side source or sink is a Spark operation, not processors: peek in a vertex of its own
-            self._add_single_vertex(p, peek_output_p(noop_p(), self.to_string_fn, self.should_log_fn))
+            self._add_single_vertex(p, peek_output_p(noop_p(), to_string, should_log))
             return
-        peeked.supplier = peek_output_p(peeked.supplier, self.to_string_fn, self.should_log_fn)
+        peeked.supplier = peek_output_p(peeked.supplier, to_string, should_log)
         p.xform2vertex[self] = peeked
 
 
