@@ -21,12 +21,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from dag.errors import DagValidationError, JobFailedError
+from dag.errors import JobFailedError
 from dag.planner.model import EdgeOp, EdgePlan, PhysicalPlan, Route, StagePlan, VertexKind, VertexPlan
+from dag.runtime.driver_topics import slice_bounds
 from dag.runtime.failures import encode_failure, mark_origin
 from dag.runtime.metrics import EMITTED, RECEIVED
 from dag.runtime.senders import sender_spec, send
 from dag.runtime.task import BroadcastInput, StageTask, VertexTask
+from processors.collections_io import check_entry
 
 __all__ = ["PlanRun", "target_partition"]
 
@@ -232,14 +234,8 @@ class PlanRun:
         kind, name = vp.runtime_arg
         items = list(self.collections.get(kind, name).items()) if kind == "map" else \
             list(self.collections.get(kind, name))
-        p = vp.total_parallelism
-        size, extra = divmod(len(items), p)
-        slices, start = [], 0
-        for g in range(p):
-            end = start + size + (1 if g < extra else 0)
-            slices.append(items[start:end])
-            start = end
-        return slices
+        bounds = (slice_bounds(len(items), g, vp.total_parallelism) for g in range(vp.total_parallelism))
+        return [items[start:end] for start, end in bounds]
 
     # ------------------------------------------------------------------ actions
     def _run_action(self, stage: StagePlan, rdd: Any) -> None:
@@ -262,9 +258,5 @@ class PlanRun:
             target.extend(items)
             return
         for item in items:
-            if not (isinstance(item, tuple) and len(item) == 2):
-                raise DagValidationError(
-                    f"vertex '{vp.name}' (write_map_p({name!r})) received {item!r:.100}, not a (key, value) entry; "
-                    "emit entries with processors.entry(key, value) upstream"
-                )
+            check_entry(item, vp.name, name)
             target[item[0]] = item[1]

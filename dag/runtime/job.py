@@ -151,6 +151,7 @@ class Job:
     def _execute(self) -> BaseException | None:
         """Run the plan; returns the failure (None on success). Returns only when no task of the job runs."""
         from dag.runtime.build import PlanRun
+        from dag.runtime.driver_topics import register_collection_topics
         from dag.runtime.jobchannel import JobChannel
         from dag.runtime.progress import ProgressDisplay
 
@@ -160,6 +161,7 @@ class Job:
         progress = ProgressDisplay(sc, self) if self._engine.config.progress else None
         self._progress = progress
         self._channel = JobChannel(sc.master, sc.getConf().get("spark.driver.host"), self._on_task_failure)
+        register_collection_topics(self._channel, self._engine._collections)  # noqa: SLF001
         try:
             self._status = JobStatus.STARTING
             sc.setJobGroup(self.group_id, f"jetspark job '{self._name}'", interruptOnCancel=True)

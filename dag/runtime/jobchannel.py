@@ -7,7 +7,9 @@ inside the task closure; a task calls :func:`task_client` (``ref.client()``) for
 :class:`~dag.runtime.channel.ChannelClient` (one connection per worker process and job, opened on first
 use, reused by every task of the job that the process runs, dropped after a connection error).
 
-Topics (each message body is plain JSON data; nothing on this channel is unpickled by the driver):
+Topics (the bodies of these two are plain JSON data, so the driver decodes them without ``pickle``; the
+collection topics of ``driver_topics``, registered on every job's channel, carry pickled items, which the
+channel decodes only from peers that passed its handshake):
 
 - ``"failure"`` (request, answered once the record is stored): a task that fails sends
   ``{"id", "vertex", "processor_index", "exc_type", "exc_message", "user_traceback"}`` (see
