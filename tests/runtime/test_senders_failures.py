@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
+from types import SimpleNamespace
+
+import pytest
 
 from dag import DAG, EngineConfig, JobFailedError
+from dag.errors import DagValidationError
 from dag.planner import EdgeOp, Route, plan_dag
 import pytest
 
@@ -168,3 +172,25 @@ def test_summary_when_jvm_out_of_memory_then_setting_to_raise_named():
 
     err = summarize_spark_error(RuntimeError("java.lang.OutOfMemoryError: Java heap space"), "wc")
     assert "ran out of memory" in str(err) and "spark.driver.memory" in str(err)
+
+
+def test_send_when_key_fn_returns_none_then_null_key_error_names_edge():
+    for ld in (1, 3):  # one target (keys only checked) and several
+        s = spec(Route.PARTITIONED_ALL, ld=ld, key_fn=lambda x: None if x == 2 else x,
+                 partitioner=Partitioner.default(), edge_name='between("a", "b").partitioned(?)')
+        with pytest.raises(DagValidationError, match=r'Null key from key extractor, edge: between\("a", "b"\)'
+                                                     r'\.partitioned\(\?\); the key function returned None for item 2'):
+            list(send(s, 0, [[1, 2, 3]]))
+
+
+def test_send_when_pre_aggregated_key_is_none_then_null_key_error():
+    s = spec(Route.PARTITIONED_ALL, ld=2, key_fn=lambda w: w or None, partitioner=Partitioner.default(),
+             pre_mode="accumulate", operation=counting(), edge_name="e")
+    with pytest.raises(DagValidationError, match="Null key from key extractor, edge: e"):
+        list(send(s, 0, [["a", "", "b"]]))
+
+
+def test_partition_of_when_key_none_then_null_key_error():
+    e = between(SimpleNamespace(name="a"), SimpleNamespace(name="b")).partitioned(lambda x: None)
+    with pytest.raises(DagValidationError, match=r'Null key from key extractor, edge: between\("a", "b"\)'):
+        e.partition_of("x", 4)
