@@ -20,8 +20,9 @@ factory                                             vertex name            runs
 ``Sinks.from_processor(name, supplier)``            ``NAME``               the supplier
 ==================================================  =====================  =====================================
 
-The stream sources (``Sources.socket``, ``Sources.map_journal``, ``Sources.stream_from_processor``,
-``TestSources.item_stream``) are in :mod:`pipeline.stream_sources`; ``Sources`` and ``TestSources`` expose them.
+The stream sources (``Sources.socket`` -> ``socketSource(HOST:PORT)``, ``Sources.map_journal`` ->
+``mapJournalSource(NAME)``, ``Sources.stream_from_processor``, ``TestSources.item_stream`` -> ``itemStream``)
+are in :mod:`pipeline.stream_sources`; ``Sources`` and ``TestSources`` expose them.
 
 >>> Sources.list("text").name
 'listSource(text)'

@@ -10,7 +10,12 @@
 - :class:`CheckedKey`: a key function that fails with Jet's null-key error, naming the stage.
 - Event adapters (``EventMap``, ``EventFilter``, ``EventFlatMap``, ...): run a user function on the plain item
   of a :class:`~pipeline.events.JetEvent` and keep the event's timestamp on the outputs.
-- :class:`UnwrapEventsP`: wraps a sink's processor so it receives plain items instead of events.
+- :class:`UnwrapEventsP`: wraps a sink's processor so it receives plain items instead of events;
+  :class:`MappedMetaSupplier` applies such a wrapper to every processor of a meta-supplier (and keeps the
+  stream-source mark of the one it wraps).
+- Window adapters: :class:`EventAccumulate` (an accumulate function on the plain item), :class:`EventResult`
+  (a window result sent on as ``JetEvent(window_end, out)``), ``event_timestamp``; peek: :class:`EventToString`
+  (``item (eventTime=...)``), :class:`EventPredicate`; watermark ``wrap_fn``: ``to_event``, ``rewrap_event``.
 
 Every processor here is engine-free; those with outputs keep the computed outputs of the current inbox and
 remove the inbox's items only once all were accepted (Jet's outbox rule), see :class:`_Emitting`.
@@ -33,7 +38,9 @@ from processors.watermark import Watermark
 
 __all__ = [
     "HashJoinCollectP", "HashJoinP", "DistinctP", "RollingAggregateP", "CheckedKey", "UnwrapEventsP",
-    "EventMap", "EventFilter", "EventFlatMap", "EventUsingContext", "event_key", "event_item",
+    "EventMap", "EventFilter", "EventFlatMap", "EventUsingContext", "event_item", "to_event",
+    "rewrap_event", "event_timestamp", "EventToString", "EventPredicate", "EventAccumulate", "EventResult",
+    "MappedMetaSupplier", "unwrap_events",
 ]
 
 
@@ -58,16 +65,6 @@ class CheckedKey:
 def event_item(event: JetEvent) -> Any:
     """The plain item of an event."""
     return event.item
-
-
-class event_key:  # noqa: N801 - a small picklable function object
-    """``key_fn(event.item)``."""
-
-    def __init__(self, key_fn: Callable[[Any], Any]):
-        self.key_fn = key_fn
-
-    def __call__(self, event: JetEvent) -> Any:
-        return self.key_fn(event.item)
 
 
 class EventMap:
@@ -402,6 +399,8 @@ class MappedMetaSupplier(ProcessorMetaSupplier):
 
         self.inner = to_meta_supplier(inner)
         self.wrap = wrap
+        if getattr(inner, "is_stream_source", False) is True:  # still an unbounded source (pipelined runtime)
+            self.is_stream_source = True
 
     def preferred_local_parallelism(self) -> int | None:
         return self.inner.preferred_local_parallelism()

@@ -33,6 +33,7 @@ from pipeline.internal import MappedMetaSupplier
 from processors.event_time import EventTimeMapper, WmGenParams
 from processors.inbox import Inbox
 from processors.processor import Processor
+from processors.stream_sources import mark_stream_source
 from processors.suppliers import ProcessorMetaSupplier
 
 __all__ = ["ItemStreamP", "item_stream_source", "builder_stream_source", "processor_stream_source",
@@ -115,8 +116,8 @@ def item_stream_source(items_per_second: int, generator_fn: Callable[[int, int],
         raise DagValidationError(f"TestSources.item_stream: generator_fn must be callable, got {generator_fn!r}")
 
     def supplier(params: WmGenParams | None) -> ProcessorMetaSupplier:
-        return ProcessorMetaSupplier.force_total_parallelism_one(
-            _ItemStreamFactory(items_per_second, generator_fn, params))
+        return mark_stream_source(ProcessorMetaSupplier.force_total_parallelism_one(
+            _ItemStreamFactory(items_per_second, generator_fn, params)))
 
     return StreamSource("itemStream", supplier(None), supplier, native_timestamps=True, accepts_timestamp_fn=True)
 
@@ -149,30 +150,20 @@ def processor_stream_source(name: str, meta_supplier: Any) -> StreamSource:
     return StreamSource(name, meta_supplier)
 
 
-def _processor_factory(name: str, source: str) -> Callable:
-    import processors
-
-    try:
-        return getattr(processors, name)
-    except AttributeError:
-        raise DagValidationError(
-            f"{source} needs processors.{name}, which this jetspark does not have yet (the stream connectors of "
-            "the streaming runtime); use SourceBuilder.stream or Sources.stream_from_processor meanwhile") from None
-
-
 def socket_source(host: str, port: int, encoding: str = "utf-8") -> StreamSource:
     """``Sources.socket``: the lines a TCP server sends (``stream_socket_p``)."""
-    stream_socket_p = _processor_factory("stream_socket_p", "Sources.socket")
+    from processors.stream_sources import stream_socket_p
+
     return StreamSource(f"socketSource({host}:{port})", stream_socket_p(host, port, encoding))
 
 
 def map_journal_source(name: str, initial_position: Any, predicate_fn: Callable | None,
                        projection_fn: Callable | None) -> StreamSource:
     """``Sources.map_journal``: the event journal of a driver-side map (``stream_map_p``)."""
-    stream_map_p = _processor_factory("stream_map_p", "Sources.map_journal")
-    if initial_position is None:
-        from processors import JournalInitialPosition
+    from processors.event_journal import JournalInitialPosition
+    from processors.map_journal import stream_map_p
 
+    if initial_position is None:
         initial_position = JournalInitialPosition.START_FROM_OLDEST
 
     def supplier(params: WmGenParams | None) -> Any:

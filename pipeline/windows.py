@@ -147,6 +147,15 @@ class StageWithWindow:
         return StreamStage(WindowAggregateTransform(self._stage.pipeline, upstream, self.window_definition, op,
                                                     keys, map_to_output_fn))
 
+    def grouping_key(self, key_fn: Callable[[Any], Any]) -> StageWithWindow:
+        """The manual's (0.7.1) order, ``window(...).grouping_key(fn)``: the same as
+        ``grouping_key(fn).window(...)``."""
+        if self.key_fn is not None:
+            raise DagValidationError(f"stage '{self.name}': this windowed stage already has a grouping key")
+        if not callable(key_fn):
+            raise TypeError(f"stage '{self.name}': grouping_key(key_fn) needs a callable, got {key_fn!r:.80}")
+        return StageWithWindow(self._stage, key_fn, self.window_definition)
+
     def aggregate(self, op: AggregateOperation, map_to_output_fn: Callable[..., Any] | None = None) -> Any:
         """``op`` over each window: keyed ``TimestampedEntry(end, key, result)`` (session windows
         ``WindowResult(start, end, key, result)``), un-keyed ``TimestampedItem(end, result)``; or
@@ -188,19 +197,6 @@ def _timestamped_entry(start: int, end: int, key: Any, result: Any) -> Timestamp
     return TimestampedEntry(end, key, result)
 
 
-def _windowing_processors(stage: str) -> Any:
-    """The ``processors`` package, checked for the windowing processors the lowering needs."""
-    import processors
-
-    needed = ("accumulate_by_frame_p", "combine_to_sliding_window_p", "aggregate_to_session_window_p")
-    missing = [name for name in needed if name not in processors.__all__]
-    if missing:
-        raise DagValidationError(f"stage '{stage}': windowed aggregation needs processors.{', '.join(missing)}, "
-                                 "which this jetspark does not have yet (the windowing processors of the event-time "
-                                 "issue)")
-    return processors
-
-
 class WindowAggregateTransform(Transform):
     """Windowed aggregation of one or more stream stages; ``key_fns`` None: un-keyed (see the module table)."""
 
@@ -216,7 +212,8 @@ class WindowAggregateTransform(Transform):
         self.output = EventResult(map_to_output_fn or default, keyed)
 
     def add_to_dag(self, p: Planner) -> None:
-        processors = _windowing_processors(self.name)
+        import processors
+
         wdef, name = self.window_definition, p.unique_vertex_name(self.name)
         n = len(self.upstream)
         op = self.op.with_accumulate_fns(*(EventAccumulate(fn) for fn in self.op.accumulate_fns))
