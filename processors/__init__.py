@@ -82,6 +82,12 @@ _EXPORTS: dict[str, str] = {
     "SourceBuilder": "processors.builders",
     "SinkBuilder": "processors.builders",
     "read_text_p": "processors.spark_text",
+    "stream_socket_p": "processors.stream_sources",
+    "stream_files_p": "processors.stream_sources",
+    "stream_map_p": "processors.map_journal",
+    "JournalInitialPosition": "processors.event_journal",
+    "EventJournalMapEvent": "processors.event_journal",
+    "EventType": "processors.event_journal",
     "write_text_p": "processors.spark_text",
     "MIN_WATERMARK": "processors.windows",
     "SlidingWindowPolicy": "processors.windows",
@@ -150,6 +156,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from processors.buffered import write_buffered_p
     from processors.builders import SourceBuilder, SinkBuilder
     from processors.spark_text import read_text_p, write_text_p
+    from processors.stream_sources import stream_socket_p, stream_files_p
+    from processors.map_journal import stream_map_p
+    from processors.event_journal import JournalInitialPosition, EventJournalMapEvent, EventType
     from processors.windows import MIN_WATERMARK, SlidingWindowPolicy, sliding_win_policy, tumbling_win_policy, TimestampKind, TimestampedEntry, WindowResult, BroadcastKey, broadcast_key
     from processors.watermark_policies import WatermarkPolicy, limiting_lag, limiting_lag_and_delay, limiting_lag_and_lull, limiting_timestamp_and_wall_clock_lag, WatermarkEmissionPolicy, no_throttling, emit_by_min_step, emit_by_frame
     from processors.event_time import WmGenParams, wm_gen_params, no_watermarks, EventTimeMapper

@@ -9,8 +9,8 @@ Sources (Jet's ``ConvenientSourceP``), made by ``SourceBuilder.batch``, ``.strea
 
 - The processor is non-cooperative. ``init`` calls ``state = create_fn(context)``; ``complete()`` calls
   ``fill_buffer_fn(state, buffer)`` once when everything filled before has been emitted, then emits the
-  buffer, honouring a full outbox. A batch source's ``complete()`` returns True once the buffer is closed and
-  fully emitted; a streaming source's never does, and its buffer's ``close()`` is an error. ``close()``
+  buffer, honouring a full outbox. ``complete()`` returns True once the buffer is closed and fully emitted
+  (a streaming source normally never closes it, so never completes). ``close()``
   (always called, also when the job fails) calls ``destroy_fn(state)`` if ``create_fn`` returned.
 - Parallelism: without ``distributed(n)`` the source runs as one processor in the whole job
   (``ProcessorMetaSupplier.force_total_parallelism_one``); with ``distributed(n)`` it prefers ``n``
@@ -31,10 +31,12 @@ Sources (Jet's ``ConvenientSourceP``), made by ``SourceBuilder.batch``, ``.strea
   ``fill_buffer_fn`` call that adds nothing lets the mapper check the time: after ``idle_timeout(ms)`` (default
   60,000; ``<= 0`` never) without items the source emits the idle message ``Watermark(2**63 - 1)`` once. After a
   restore the watermark restarts from the lowest one the processors saved (no watermark at or below it again).
-- Running: jetspark's runtime runs batch jobs only. A streaming source would never finish, so a built
-  :class:`StreamSource` refuses ``init(context)`` (the engine calls it at job start) with a
-  ``DagValidationError``. Its processors are still unit-testable: take one with ``source.get([0])(0).get(1)``
-  and ``drive()`` it for a bounded number of outputs (``itertools.islice``), or call ``complete()`` directly.
+- Running: a job with a ``stream``/``timestamped_stream`` source runs on the pipelined runtime until it is
+  cancelled: ``complete()`` calls ``fill_buffer_fn`` again and again (the runtime backs off while calls add
+  nothing) and emits what it adds right away. A stream source may still ``close()`` its buffer (the tutorials'
+  network source does at the end of its connection, as Jet allows): it then completes like a batch source.
+  Unit-test a processor directly: take it with ``source.get([0])(0).get(1)`` and ``drive()`` it for a bounded
+  number of outputs (``itertools.islice``), or call ``complete()`` directly.
 
 Sinks: ``SinkBuilder.sink_builder(name, create_fn)`` builds ``write_buffered_p`` (see ``processors.buffered``)
 with ``preferred_local_parallelism`` (default 1): ``receive_fn(state, item)`` per item, ``flush_fn(state)``
@@ -86,13 +88,12 @@ class SourceBuffer:
     True
     """
 
-    __slots__ = ("_source", "_items", "_closed", "_batch")
+    __slots__ = ("_source", "_items", "_closed")
 
-    def __init__(self, source_name: str, batch: bool = True):
+    def __init__(self, source_name: str):
         self._source = source_name
         self._items: list = []
         self._closed = False
-        self._batch = batch
 
     def add(self, item: Any) -> None:
         """Add one item to emit. Items must not be ``None``; nothing may be added after :meth:`close`."""
@@ -119,12 +120,9 @@ class SourceBuffer:
         return len(self._items)
 
     def close(self) -> None:
-        """Mark the end of the data of a batch source; the items already added are still emitted."""
-        if not self._batch:
-            raise ProcessorContractError(
-                f"source '{self._source}': a streaming source must not close the buffer, only a batch source can "
-                "(a stream has no end: return from fill_buffer_fn without adding anything when no data is ready)"
-            )
+        """Mark the end of the data; the items already added are still emitted, then the source completes (a
+        stream source usually never closes: return from ``fill_buffer_fn`` without adding anything when no
+        data is ready)."""
         self._closed = True
 
     def is_closed(self) -> bool:
@@ -146,9 +144,6 @@ class TimestampedSourceBuffer(SourceBuffer):
     """
 
     __slots__ = ()
-
-    def __init__(self, source_name: str):
-        super().__init__(source_name, batch=False)
 
     def add(self, item: Any, timestamp: int | None = None) -> None:
         """Add ``item`` with its event ``timestamp`` (int milliseconds; ``None`` = now)."""
@@ -174,8 +169,7 @@ class ConvenientSourceP(Processor):
 
     _NOTHING: list = []
 
-    def __init__(self, name, create_fn, fill_buffer_fn, destroy_fn, create_snapshot_fn, restore_snapshot_fn,
-                 batch=True):
+    def __init__(self, name, create_fn, fill_buffer_fn, destroy_fn, create_snapshot_fn, restore_snapshot_fn):
         self._name = name
         self._create_fn = create_fn
         self._fill_buffer_fn = fill_buffer_fn
@@ -185,7 +179,7 @@ class ConvenientSourceP(Processor):
         self._outbox = None
         self._state = None
         self._created = False
-        self._buffer = self._new_buffer(name, batch)
+        self._buffer = self._new_buffer(name)
         self._pending: list = self._NOTHING
         self._pos = 0
         self._snapshot_key: tuple | None = None
@@ -193,8 +187,8 @@ class ConvenientSourceP(Processor):
         self._restored: list | None = None
 
     @staticmethod
-    def _new_buffer(name: str, batch: bool) -> SourceBuffer:
-        return SourceBuffer(name, batch)
+    def _new_buffer(name: str) -> SourceBuffer:
+        return SourceBuffer(name)
 
     def is_cooperative(self) -> bool:
         return False
@@ -281,13 +275,13 @@ class TimestampedSourceP(ConvenientSourceP):
     it raises (limiting lag ``allowed_lag``), and the idle message after ``idle_timeout`` ms without items."""
 
     def __init__(self, *args, allowed_lag: int = 0, idle_timeout: int = DEFAULT_IDLE_TIMEOUT_MS):
-        super().__init__(*args, batch=False)
+        super().__init__(*args)
         self._params = WmGenParams(timestamp_fn=None, new_wm_policy_fn=limiting_lag(allowed_lag),
                                    wm_emit_policy=no_throttling(), idle_timeout_ms=idle_timeout)
         self._mapper: EventTimeMapper | None = None
 
     @staticmethod
-    def _new_buffer(name: str, batch: bool) -> SourceBuffer:
+    def _new_buffer(name: str) -> SourceBuffer:
         return TimestampedSourceBuffer(name)
 
     def init(self, outbox, context) -> None:
@@ -423,7 +417,7 @@ class StreamSourceBuilder(_SourceBuilderBase):
 
     def build(self) -> "StreamSource":
         """The source as a :class:`StreamSource` (a ``ProcessorMetaSupplier`` with ``.name``)."""
-        return StreamSource(self._name, self._meta_supplier(batch=False), self._kind)
+        return StreamSource(self._name, self._meta_supplier(), self._kind)
 
 
 class TimestampedStreamSourceBuilder(_SourceBuilderBase):
@@ -479,14 +473,14 @@ class SourceBuilder:
 
     @staticmethod
     def stream(name: str, create_fn: Callable[[Any], Any]) -> StreamSourceBuilder:
-        """An unbounded source: like :meth:`batch`, but the buffer is never closed. jetspark runs batch jobs
-        only, so a job with it fails at start (see :class:`StreamSource`)."""
+        """An unbounded source: like :meth:`batch`, but ``fill_buffer_fn`` is called for as long as the job
+        runs (the buffer is normally never closed); the job runs on the pipelined runtime."""
         return StreamSourceBuilder(name, create_fn)
 
     @staticmethod
     def timestamped_stream(name: str, create_fn: Callable[[Any], Any]) -> TimestampedStreamSourceBuilder:
         """An unbounded source whose ``fill_buffer_fn`` adds ``buf.add(item, timestamp_ms)``; watermarks follow
-        the timestamps (module docstring). A job with it fails at start (see :class:`StreamSource`)."""
+        the timestamps (module docstring); the job runs on the pipelined runtime."""
         return TimestampedStreamSourceBuilder(name, create_fn)
 
 
@@ -518,23 +512,15 @@ class BatchSource(_NamedMetaSupplier):
 
 
 class StreamSource(_NamedMetaSupplier):
-    """A built streaming source: a ``ProcessorMetaSupplier`` with ``.name`` whose ``init(context)`` raises a
-    ``DagValidationError``, since jetspark has no streaming runtime yet and a batch job would never end.
-    Unit-test its processors directly: ``(p,) = source.get([0])(0).get(1)`` and ``drive(p, ...)``."""
+    """A built streaming source: a ``ProcessorMetaSupplier`` with ``.name`` and ``.kind`` (``"stream"`` or
+    ``"timestamped_stream"``). A DAG with one runs on the pipelined runtime until cancelled. Unit-test its
+    processors directly: ``(p,) = source.get([0])(0).get(1)`` and ``drive(p, ...)``."""
+
+    is_stream_source = True
 
     def __init__(self, name: str, inner: ProcessorMetaSupplier, kind: str):
         super().__init__(name, inner)
         self.kind = kind
-
-    def init(self, context) -> None:
-        vertex = getattr(context, "vertex_name", None) or self.name
-        where = f"vertex '{vertex}': " if vertex != self.name else ""
-        raise DagValidationError(
-            f"{where}source '{self.name}' (SourceBuilder.{self.kind}) is a streaming source, and "
-            "streaming sources need the streaming runtime, which jetspark does not have yet (batch jobs only), "
-            "so this job would never end. Use SourceBuilder.batch() and close the buffer at the end of the data "
-            "(to unit-test the source, drive its processor directly: source.get([0])(0).get(1))"
-        )
 
 
 class BuiltSink(_NamedMetaSupplier):

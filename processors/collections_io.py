@@ -13,22 +13,35 @@ engine implements them with Spark operations instead of processors (``docs/archi
 
 Use them for small data: everything passes through the driver.
 
+On the pipelined runtime (and in any job that gives processors a driver channel, ``Context.driver``) they
+run as ordinary processors instead, made by ``marker.live_supplier()``:
+
+- :class:`DriverCollectionReaderP` asks the driver for its slice (topic ``collection.slice``: processor ``g``
+  of ``n`` gets the ``g``-th of ``n`` contiguous slices, the same split as above) and emits it;
+- :class:`DriverCollectionWriterP` sends every inbox batch to the driver as it arrives (one-way topics
+  ``sink.list``/``sink.map``), so results show up in ``engine.get_list/get_map`` while a stream job runs, and
+  in ``complete()`` waits until the driver has stored everything it sent (``sink.flush``). ``write_map_p``
+  checks each item is a ``(key, value)`` entry before sending, naming the vertex otherwise.
+
 >>> src = read_list_p("lines"); src.runtime_kind, src.collection
 ('driver_source', ('list', 'lines'))
 """
 
 from __future__ import annotations
 
+import functools
+
+from dag.errors import DagValidationError
+from processors import driver_protocol as topics
+from processors.processor import Processor
 from processors.suppliers import ProcessorMetaSupplier, RuntimeBound
 
 __all__ = ["read_map_p", "read_list_p", "write_map_p", "write_list_p", "DriverCollectionSource",
-           "DriverCollectionSink"]
+           "DriverCollectionSink", "DriverCollectionReaderP", "DriverCollectionWriterP"]
 
 
 def _checked_name(factory: str, name: object) -> str:
     if not isinstance(name, str) or not name:
-        from dag.errors import DagValidationError
-
         raise DagValidationError(f"{factory}: the collection name must be a non-empty str, got {name!r}")
     return name
 
@@ -40,6 +53,10 @@ class DriverCollectionSource(RuntimeBound, ProcessorMetaSupplier):
 
     def __init__(self, kind: str, name: str):
         self.collection = (kind, name)
+
+    def live_supplier(self) -> ProcessorMetaSupplier:
+        """The processors that read the collection over the job's driver channel."""
+        return ProcessorMetaSupplier.of(functools.partial(DriverCollectionReaderP, *self.collection))
 
     def __repr__(self) -> str:
         return f"read_{self.collection[0]}_p({self.collection[1]!r})"
@@ -56,8 +73,73 @@ class DriverCollectionSink(RuntimeBound, ProcessorMetaSupplier):
     def preferred_local_parallelism(self) -> int | None:
         return 1
 
+    def live_supplier(self) -> ProcessorMetaSupplier:
+        """The processors that deliver to the collection over the job's driver channel, batch by batch."""
+        return ProcessorMetaSupplier.of(functools.partial(DriverCollectionWriterP, *self.collection),
+                                        preferred_local_parallelism=1)
+
     def __repr__(self) -> str:
         return f"write_{self.collection[0]}_p({self.collection[1]!r})"
+
+
+def check_entry(item: object, vertex: str, map_name: str) -> None:
+    """Raise a ``DagValidationError`` naming the vertex unless ``item`` is a ``(key, value)`` tuple."""
+    if not (isinstance(item, tuple) and len(item) == 2):
+        raise DagValidationError(
+            f"vertex '{vertex}' (write_map_p({map_name!r})) received {item!r:.100}, not a (key, value) entry; "
+            "emit entries with processors.entry(key, value) upstream"
+        )
+
+
+class DriverCollectionReaderP(Processor):
+    """Emits this processor's slice of a driver-side list or map (a map as ``(key, value)`` entries)."""
+
+    def __init__(self, kind: str, name: str):
+        self._kind, self._name = kind, name
+        self._items: list = []
+        self._pos = 0
+        self._outbox = None
+
+    def init(self, outbox, context) -> None:
+        self._outbox = outbox
+        driver = topics.require_driver(context, f"read_{self._kind}_p({self._name!r})")
+        self._items = driver.request(topics.COLLECTION_SLICE, {
+            "kind": self._kind, "name": self._name, "index": context.global_processor_index,
+            "count": context.total_parallelism})
+
+    def complete(self) -> bool:
+        self._pos = self._outbox.offer_many(self._items, self._pos)
+        return self._pos >= len(self._items)
+
+
+class DriverCollectionWriterP(Processor):
+    """Sends every inbox batch to a driver-side list or map; ``complete()`` waits until all of it is stored."""
+
+    def __init__(self, kind: str, name: str):
+        self._kind, self._name = kind, name
+        self._topic = topics.SINK_MAP if kind == "map" else topics.SINK_LIST
+        self._driver = None
+        self._vertex = ""
+
+    def is_cooperative(self) -> bool:
+        return False  # sending may block on the socket
+
+    def init(self, outbox, context) -> None:
+        self._vertex = context.vertex_name
+        self._driver = topics.require_driver(context, f"write_{self._kind}_p({self._name!r})")
+
+    def process(self, ordinal: int, inbox) -> None:
+        items = inbox.take_all()
+        if not items:
+            return
+        if self._kind == "map":
+            for item in items:
+                check_entry(item, self._vertex, self._name)
+        self._driver.send(self._topic, {"name": self._name, "items": items})
+
+    def complete(self) -> bool:
+        self._driver.request(topics.SINK_FLUSH, {})
+        return True
 
 
 def read_map_p(name: str) -> DriverCollectionSource:

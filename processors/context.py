@@ -42,7 +42,7 @@ class Context:
 
     __slots__ = (
         "_vertex_name", "_job_id", "_global_processor_index", "_local_processor_index", "_total_parallelism",
-        "_local_parallelism", "_member_index", "_member_count", "_logger", "_processing_guarantee",
+        "_local_parallelism", "_member_index", "_member_count", "_logger", "_processing_guarantee", "_driver",
     )
 
     def __init__(
@@ -58,6 +58,7 @@ class Context:
         member_count: int | None = None,
         logger: logging.Logger | None = None,
         processing_guarantee: Any = None,
+        driver: Any = None,
     ):
         if local_parallelism <= 0 or total_parallelism <= 0:
             raise DagValidationError(
@@ -81,6 +82,7 @@ class Context:
         self._member_count = member_count
         self._logger = logger
         self._processing_guarantee = processing_guarantee
+        self._driver = driver
 
     @property
     def vertex_name(self) -> str:
@@ -136,6 +138,17 @@ class Context:
             self._processing_guarantee = _default_guarantee()
         return self._processing_guarantee
 
+    @property
+    def driver(self) -> Any:
+        """The job's channel to the driver in a PIPELINED job (``None`` elsewhere, e.g. staged jobs and tests).
+
+        A ``dag.runtime.channel.ChannelClient``-like object: ``send(topic, body, as_json=False)`` (one-way) and
+        ``request(topic, body, as_json=False, timeout=None)`` (waits for the handler's reply). Handlers are
+        registered on the driver with ``DriverChannel.register(topic, fn)`` by the runtime (see
+        ``docs/architecture.md``, "Pipelined runtime"). Safe to use from any thread of the task.
+        """
+        return self._driver
+
     def replace(self, **changes: Any) -> "Context":
         """A copy with some properties changed, e.g. ``ctx.replace(global_processor_index=3)``."""
         values = {name[1:]: getattr(self, name) for name in self.__slots__}
@@ -149,7 +162,7 @@ class Context:
         return Context(**values)
 
     def __getstate__(self):
-        return {name: getattr(self, name) for name in self.__slots__ if name != "_logger"}
+        return {name: getattr(self, name) for name in self.__slots__ if name not in ("_logger", "_driver")}
 
     def __setstate__(self, state):
         for name in self.__slots__:

@@ -21,12 +21,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from dag.errors import DagValidationError, JobFailedError
+from dag.errors import JobFailedError
 from dag.planner.model import EdgeOp, EdgePlan, PhysicalPlan, Route, StagePlan, VertexKind, VertexPlan
+from dag.runtime.driver_topics import slice_bounds
 from dag.runtime.failures import encode_failure, mark_origin
 from dag.runtime.metrics import EMITTED, RECEIVED
 from dag.runtime.senders import sender_spec, send
 from dag.runtime.task import BroadcastInput, StageTask, VertexTask
+from processors.collections_io import check_entry
 
 __all__ = ["PlanRun", "target_partition"]
 
@@ -44,9 +46,10 @@ def _all_items(items: Iterator[Any]) -> Iterator[Any]:
 class TaggedSender:
     """Reads one ordinal of a persisted tagged output and sends it on an edge (runs in tasks)."""
 
-    def __init__(self, spec: Any, ordinal: int, counts_vertex: str | None, accumulator: Any, vertex: str):
+    def __init__(self, spec: Any, ordinal: int, counts_vertex: str | None, accumulator: Any, vertex: str,
+                 channel: Any = None):
         self.spec, self.ordinal, self.counts_vertex = spec, ordinal, counts_vertex
-        self.accumulator, self.vertex = accumulator, vertex
+        self.accumulator, self.vertex, self.channel = accumulator, vertex, channel
 
     def __call__(self, g: int, records: Iterator[Any]) -> Iterator[Any]:
         ordinal = self.ordinal
@@ -55,7 +58,7 @@ class TaggedSender:
             yield from send(self.spec, g, (batch for o, batch in records if o == ordinal), counts)
         except Exception as exc:
             mark_origin(exc, self.counts_vertex or self.vertex, g)
-            raise encode_failure(exc, [self.vertex], g) from None
+            raise encode_failure(exc, [self.vertex], g, self.channel) from None
         if counts and self.accumulator is not None:
             name = self.counts_vertex
             self.accumulator.add({(name, g, RECEIVED, 0): counts.get("received", 0),
@@ -66,8 +69,8 @@ class PlanRun:
     """One execution of a plan (see the module docstring)."""
 
     def __init__(self, sc: Any, dag: Any, plan: PhysicalPlan, *, job_id: int, job_name: str, guarantee: Any,
-                 accumulator: Any, collections: Any, describe: Callable[[str], None]):
-        self.sc, self.dag, self.plan = sc, dag, plan
+                 accumulator: Any, collections: Any, describe: Callable[[str], None], channel: Any = None):
+        self.sc, self.dag, self.plan, self.channel = sc, dag, plan, channel
         self.job_id, self.job_name, self.guarantee = job_id, job_name, guarantee
         self.accumulator, self.collections, self.describe = accumulator, collections, describe
         self.stage_rdds: dict[int, Any] = {}
@@ -149,7 +152,8 @@ class PlanRun:
                         key=lambda ep: (ep.priority, ep.dest_ordinal))
         rdd = self._input_rdd(head, inputs)
         keyed = bool(inputs) and inputs[0].op in (EdgeOp.PARTITION_BY, EdgeOp.REPARTITION)
-        task = StageTask(stage.id, chain, keyed_input=keyed, output="drain", accumulator=self.accumulator)
+        task = StageTask(stage.id, chain, keyed_input=keyed, output="drain", accumulator=self.accumulator,
+                         channel=self.channel)
         self._set_output(task, vertices[stage.tail])
         out = rdd.mapPartitionsWithIndex(task)
         if task.output == "tagged":
@@ -217,7 +221,8 @@ class PlanRun:
         if not source.persisted:
             return stage_rdd  # the stage task already ran this edge's sender
         spec = sender_spec(ep, self.plan.members, self.plan.partition_count)
-        return stage_rdd.mapPartitionsWithIndex(TaggedSender(spec, ordinal, counts_vertex, self.accumulator, site))
+        return stage_rdd.mapPartitionsWithIndex(TaggedSender(spec, ordinal, counts_vertex, self.accumulator, site,
+                                                                self.channel))
 
     def _broadcast(self, ep: EdgePlan) -> BroadcastInput:
         records = self._sender_records(ep)
@@ -233,14 +238,8 @@ class PlanRun:
         kind, name = vp.runtime_arg
         items = list(self.collections.get(kind, name).items()) if kind == "map" else \
             list(self.collections.get(kind, name))
-        p = vp.total_parallelism
-        size, extra = divmod(len(items), p)
-        slices, start = [], 0
-        for g in range(p):
-            end = start + size + (1 if g < extra else 0)
-            slices.append(items[start:end])
-            start = end
-        return slices
+        bounds = (slice_bounds(len(items), g, vp.total_parallelism) for g in range(vp.total_parallelism))
+        return [items[start:end] for start, end in bounds]
 
     # ------------------------------------------------------------------ actions
     def _run_action(self, stage: StagePlan, rdd: Any) -> None:
@@ -271,9 +270,5 @@ class PlanRun:
             target.extend(items)
             return
         for item in items:
-            if not (isinstance(item, tuple) and len(item) == 2):
-                raise DagValidationError(
-                    f"vertex '{vp.name}' (write_map_p({name!r})) received {item!r:.100}, not a (key, value) entry; "
-                    "emit entries with processors.entry(key, value) upstream"
-                )
+            check_entry(item, vp.name, name)
             target[item[0]] = item[1]

@@ -19,25 +19,10 @@ from typing import Any
 from dag.config import EngineConfig, JobConfig
 from dag.errors import DagValidationError
 from dag.planner import PhysicalPlan, plan_dag
+from dag.runtime.driver_collections import DriverCollections
 from dag.runtime.job import Job
 
 __all__ = ["Engine"]
-
-
-class _Collections:
-    """Driver-side named maps and lists."""
-
-    def __init__(self) -> None:
-        self._maps: dict[str, dict] = {}
-        self._lists: dict[str, list] = {}
-        self._lock = threading.Lock()
-
-    def get(self, kind: str, name: str) -> Any:
-        with self._lock:
-            store = self._maps if kind == "map" else self._lists
-            if name not in store:
-                store[name] = {} if kind == "map" else []
-            return store[name]
 
 
 class Engine:
@@ -65,7 +50,7 @@ class Engine:
         self._members = self._config.members or sessions.detect_members(sc, self._master)
         self._default_parallelism = self._config.default_local_parallelism or max(
             1, sc.defaultParallelism // self._members)
-        self._collections = _Collections()
+        self._collections = DriverCollections(self._config.partition_count)
         self._jobs: list[Job] = []
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -92,7 +77,9 @@ class Engine:
 
     # ------------------------------------------------------------------ collections
     def get_map(self, name: str) -> dict:
-        """The driver-side map ``name`` (created empty on first use); fill it before a job, read it after."""
+        """The driver-side map ``name`` (created empty on first use): a ``dict`` whose puts, updates and removes
+        go to its event journal (``stream_map_p``); fill it before a job, read it after (or while a stream
+        job runs)."""
         return self._collections.get("map", name)
 
     def get_list(self, name: str) -> list:
@@ -112,6 +99,7 @@ class Engine:
         self._check_open()
         config = config or JobConfig()
         plan = self.plan(dag)
+        _refuse_stream_sources(dag)
         if self._ship_user_modules:
             from dag.runtime.session import register_user_modules
 
@@ -161,3 +149,16 @@ class Engine:
     def __repr__(self) -> str:
         return (f"Engine(master={self._master!r}, members={self._members}, "
                 f"default_local_parallelism={self._default_parallelism})")
+
+
+def _refuse_stream_sources(dag: Any) -> None:
+    """The staged runtime runs bounded DAGs only: a DAG with a stream source would never end."""
+    from processors.stream_sources import is_stream_source
+
+    streams = [v.name for v in getattr(dag, "vertices", ()) if is_stream_source(v.meta_supplier)]
+    if streams:
+        raise DagValidationError(
+            f"vertex '{streams[0]}' is a stream source (unbounded), and this engine runs it on the STAGED runtime, "
+            "which runs bounded DAGs only (a stage starts after its inputs are done, so the job would never end); "
+            "run it with JobConfig(execution_mode=ExecutionMode.PIPELINED), or use a batch source"
+        )

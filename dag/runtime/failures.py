@@ -1,10 +1,16 @@
 """Failure transport: a processor's exception on a worker becomes a clean ``JobFailedError`` on the driver.
 
 On the worker, the vertex runner that sees an exception first records where it happened (vertex, global
-processor index) on it; the stage task then raises :class:`TaskFailure`, whose message carries one marker
-line ``JETSPARK-FAILURE:<base64 of a pickled dict>`` (vertex, processor index, exception type, message and the
-traceback of the user's code). Spark ships that message to the driver inside a wall of JVM and py4j text;
-:func:`decode_failure` finds the marker and rebuilds a ``JobFailedError`` without the wall.
+processor index) on it. The stage task then calls :func:`encode_failure`: it sends the failure record
+(vertex, processor index, exception type, message and the traceback of the user's code, all plain strings
+and ints) to the driver on the job's authenticated channel as JSON (``jobchannel.py``), waits for the
+driver's acknowledgement, and returns the :class:`TaskFailure` to raise, whose message carries only a short
+summary and the record's random id (``jetspark-failure-id <32 hex digits>``).
+
+On the driver, :func:`decode_failure` looks the ids found in Spark's error text up among the records the
+channel received (nothing found in error text is ever decoded: the text may contain data), and falls back
+to the job's first record (a user failure cancels the job group, so Spark's error then names no task) and
+finally to :func:`summarize_spark_error`. A malformed record fails the job like any other failure.
 
 The user traceback keeps the frames of user code and of the processor library, and drops those of pyspark
 and of the runtime itself (``dag/runtime``); the driver's notes (which processor, which method) are kept.
@@ -12,25 +18,34 @@ and of the runtime itself (``dag/runtime``); the driver's notes (which processor
 
 from __future__ import annotations
 
-import base64
+import logging
 import os
-import pickle
 import re
 import traceback
-from typing import Any
+import uuid
+from typing import TYPE_CHECKING, Any
 
 from dag.errors import JobFailedError
 
-__all__ = ["MARKER", "TaskFailure", "mark_origin", "encode_failure", "decode_failure"]
+if TYPE_CHECKING:
+    from dag.runtime.jobchannel import ChannelRef, JobChannel
 
-MARKER = "JETSPARK-FAILURE:"
-_MARKER_RE = re.compile(re.escape(MARKER) + r"([A-Za-z0-9+/=]+)")
+__all__ = ["ID_PREFIX", "TaskFailure", "mark_origin", "encode_failure", "decode_failure", "failure_record",
+           "summarize_spark_error"]
+
+ID_PREFIX = "jetspark-failure-id "
+_ID_RE = re.compile(re.escape(ID_PREFIX) + r"([0-9a-f]{32})")
 _ORIGIN_ATTR = "_jetspark_origin"
 _RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__))
+_ACK_TIMEOUT = 30.0
+RECORD_WAIT = 5.0
+"""Seconds the driver waits for the record of a failure id it found (normally stored before the task fails)."""
+
+_log = logging.getLogger("jetspark.runtime")
 
 
 class TaskFailure(RuntimeError):
-    """Raised by a stage task; its message carries the marker line (see the module docstring)."""
+    """Raised by a stage task: a one-line summary and the failure record's id (see the module docstring)."""
 
 
 def mark_origin(exc: BaseException, vertex: str, processor_index: int) -> None:
@@ -50,35 +65,73 @@ def _user_frames(exc: BaseException) -> str:
     return text
 
 
-def encode_failure(exc: BaseException, stage_vertices: list[str], partition: int) -> TaskFailure:
-    """The :class:`TaskFailure` to raise in a task for ``exc``."""
+def _text(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:  # noqa: BLE001 - a broken __str__ must not hide the failure
+        return f"<{type(exc).__qualname__} whose str() failed>"
+
+
+def failure_record(exc: BaseException, stage_vertices: list[str], partition: int) -> dict[str, Any]:
+    """The JSON-able failure record of ``exc`` (a fresh random ``id`` included)."""
     vertex, index = getattr(exc, _ORIGIN_ATTR, None) or (stage_vertices[0], partition)
-    payload = {
-        "vertex": vertex,
-        "processor_index": index,
+    return {
+        "id": uuid.uuid4().hex,
+        "vertex": str(vertex),
+        "processor_index": int(index),
         "exc_type": type(exc).__qualname__,
-        "exc_message": str(exc),
+        "exc_message": _text(exc),
         "user_traceback": _user_frames(exc),
     }
-    blob = base64.b64encode(pickle.dumps(payload, protocol=4)).decode("ascii")
-    return TaskFailure(f"{type(exc).__qualname__} in vertex '{vertex}' processor #{index}\n{MARKER}{blob}\n")
 
 
-def decode_failure(error: BaseException, job_name: str) -> JobFailedError | None:
-    """The ``JobFailedError`` carried by a Spark/py4j ``error``, or None when it carries no marker."""
-    match = _MARKER_RE.search(str(error))
-    if match is None:
+def encode_failure(exc: BaseException, stage_vertices: list[str], partition: int,
+                   channel: ChannelRef | None = None) -> TaskFailure:
+    """Report ``exc`` on the job's ``channel`` and return the :class:`TaskFailure` for the task to raise.
+
+    Without a channel (or when it cannot be reached) the exception only carries its one-line summary, which
+    the driver reports like any Spark error.
+    """
+    record = failure_record(exc, stage_vertices, partition)
+    summary = f"{record['exc_type']} in vertex '{record['vertex']}' processor #{record['processor_index']}"
+    if channel is not None:
+        try:
+            channel.client().request("failure", record, as_json=True, timeout=_ACK_TIMEOUT)
+            return TaskFailure(f"{summary} [{ID_PREFIX}{record['id']}]")
+        except Exception as err:  # noqa: BLE001 - the driver may be gone; the task still fails
+            _log.warning("jetspark: could not report a failure to the driver: %r", err)
+    return TaskFailure(f"{summary}: {record['exc_message'][:500]}")
+
+
+def _job_failed(record: dict, job_name: str, cause: BaseException) -> JobFailedError:
+    message = (f"Job '{job_name}' failed: {record['exc_type']} in vertex '{record['vertex']}', processor "
+               f"#{record['processor_index']}: {record['exc_message']}\n{record['user_traceback']}")
+    fields = {k: record[k] for k in ("vertex", "processor_index", "exc_type", "exc_message", "user_traceback")}
+    error = JobFailedError(message, job_name=job_name, **fields)
+    error.__cause__ = cause
+    return error
+
+
+def decode_failure(error: BaseException, job_name: str, channel: JobChannel | None) -> JobFailedError | None:
+    """The ``JobFailedError`` for a failed Spark action: the record of a failure id found in its text, else the
+    job's first failure record; None when the channel holds no record for this failure."""
+    if channel is None:
         return None
-    payload: dict[str, Any] = pickle.loads(base64.b64decode(match.group(1)))
-    message = (f"Job '{job_name}' failed: {payload['exc_type']} in vertex '{payload['vertex']}', processor "
-               f"#{payload['processor_index']}: {payload['exc_message']}\n{payload['user_traceback']}")
-    return JobFailedError(message, job_name=job_name, **payload)
+    ids = _ID_RE.findall(_text(error))
+    for failure_id in ids:
+        record = channel.failure_record(failure_id, wait=RECORD_WAIT if failure_id == ids[-1] else 0.0)
+        if record is not None:
+            return _job_failed(record, job_name, error)
+    record = channel.failure_record(None)
+    return None if record is None else _job_failed(record, job_name, error)
 
 
 def summarize_spark_error(error: BaseException, job_name: str) -> JobFailedError:
-    """A ``JobFailedError`` for a failure without marker (e.g. an executor lost): the first meaningful line."""
-    text = str(error)
+    """A ``JobFailedError`` for a failure without a record (e.g. an executor lost): the first meaningful line."""
+    text = _text(error)
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     first = next((ln for ln in lines if "Exception" in ln or "Error" in ln), lines[0] if lines else repr(error))
-    return JobFailedError(f"Job '{job_name}' failed: {first[:2000]}", job_name=job_name,
-                          exc_type=type(error).__name__, exc_message=first[:2000])
+    failed = JobFailedError(f"Job '{job_name}' failed: {first[:2000]}", job_name=job_name,
+                            exc_type=type(error).__name__, exc_message=first[:2000])
+    failed.__cause__ = error
+    return failed

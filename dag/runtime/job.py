@@ -8,6 +8,7 @@ created on the driver) -> ``RUNNING`` (Spark actions) -> ``COMPLETING`` (meta su
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from enum import Enum
@@ -22,7 +23,11 @@ if TYPE_CHECKING:
     from dag.planner.model import PhysicalPlan
     from dag.runtime.engine import Engine
 
-__all__ = ["Job", "JobStatus"]
+__all__ = ["Job", "JobStatus", "await_tasks_gone"]
+
+TASKS_GONE_TIMEOUT = 60.0
+"""Seconds a failed or cancelled job waits for Spark to report its killed tasks ended (then it logs them)."""
+_log = logging.getLogger("jetspark.runtime")
 
 
 class JobStatus(str, Enum):
@@ -59,6 +64,8 @@ class Job:
         self._accumulator: Any = None
         self._progress: Any = None
         self._lock = threading.Lock()
+        self._channel: Any = None
+        self._user_failed = False
         self._thread = threading.Thread(target=self._main, name=f"jetspark-job-{job_id}", daemon=True)
 
     # ------------------------------------------------------------------ public API
@@ -130,7 +137,22 @@ class Job:
         self._thread.start()
 
     def _main(self) -> None:
+        error: BaseException | None = None
+        try:
+            error = self._execute()
+        except BaseException as exc:  # noqa: BLE001 - join() must always return
+            error = exc
+        finally:
+            try:
+                self._finish(error)
+            finally:
+                self._done.set()
+
+    def _execute(self) -> BaseException | None:
+        """Run the plan; returns the failure (None on success). Returns only when no task of the job runs."""
         from dag.runtime.build import PlanRun
+        from dag.runtime.driver_topics import register_collection_topics
+        from dag.runtime.jobchannel import JobChannel
         from dag.runtime.progress import ProgressDisplay
 
         sc = self._engine.spark.sparkContext
@@ -138,19 +160,24 @@ class Job:
         error: BaseException | None = None
         progress = ProgressDisplay(sc, self) if self._engine.config.progress else None
         self._progress = progress
+        self._channel = JobChannel(sc.master, sc.getConf().get("spark.driver.host"), self._on_task_failure)
+        register_collection_topics(self._channel, self._engine._collections)  # noqa: SLF001
         try:
             self._status = JobStatus.STARTING
             sc.setJobGroup(self.group_id, f"jetspark job '{self._name}'", interruptOnCancel=True)
             self._accumulator = sc.accumulator({}, MetricsParam())
             run = PlanRun(sc, self._dag, self._plan, job_id=self._id, job_name=self._name,
                           guarantee=self._config.processing_guarantee, accumulator=self._accumulator,
-                          collections=self._engine._collections, describe=self._describe)  # noqa: SLF001
+                          collections=self._engine._collections, describe=self._describe,  # noqa: SLF001
+                          channel=self._channel.ref)
             self._status = JobStatus.RUNNING
             if progress is not None:
                 progress.start()
             run.run()
         except BaseException as exc:  # noqa: BLE001 - reported through join()
             error = exc
+            sc.cancelJobGroup(self.group_id)
+            await_tasks_gone(sc, self.group_id)
         finally:
             if progress is not None:
                 progress.stop()
@@ -160,7 +187,16 @@ class Job:
                 run.close(error)
             except BaseException as exc:  # noqa: BLE001
                 error = error or exc
-        self._finish(error)
+        return error
+
+    def _on_task_failure(self, record: dict) -> None:
+        """A task reported a user failure: fail the whole job now (Spark would retry the task)."""
+        if self._user_failed:
+            return
+        self._user_failed = True
+        sc = self._engine.spark.sparkContext
+        threading.Thread(target=sc.cancelJobGroup, args=(self.group_id,), name=f"jetspark-fail-{self._id}",
+                         daemon=True).start()
 
     def _describe(self, what: str) -> None:
         """Name the next Spark job after the vertices it runs; stop here if the job was cancelled."""
@@ -171,16 +207,23 @@ class Job:
             self._progress.announce(what)
 
     def _finish(self, error: BaseException | None) -> None:
-        if error is not None:
-            self._error = self._translate(error)
-        self._status = JobStatus.FAILED if error is not None else JobStatus.COMPLETED
-        self._done.set()
+        try:
+            if error is not None:
+                self._error = self._translate(error)
+        except BaseException as exc:  # noqa: BLE001 - a failure to explain a failure still fails the job
+            self._error = JobFailedError(f"Job '{self._name}' failed: {error!r} (and reporting it failed: {exc!r})",
+                                         job_name=self._name, exc_type=type(error).__name__,
+                                         exc_message=str(error)[:2000])
+        finally:
+            self._status = JobStatus.FAILED if error is not None else JobStatus.COMPLETED
+            if self._channel is not None:
+                self._channel.close()
 
     def _translate(self, error: BaseException) -> BaseException:
         if self._cancelled:
             return JobFailedError(f"Job '{self._name}' was cancelled", job_name=self._name,
                                   exc_type="CancellationException", exc_message="cancelled")
-        decoded = decode_failure(error, self._name)
+        decoded = decode_failure(error, self._name, self._channel)
         if decoded is not None:
             return decoded
         if isinstance(error, JobFailedError):
@@ -189,3 +232,24 @@ class Job:
             return JobFailedError(f"Job '{self._name}' failed: {error}", job_name=self._name,
                                   exc_type=type(error).__qualname__, exc_message=str(error))
         return summarize_spark_error(error, self._name)
+
+
+def await_tasks_gone(sc: Any, group_id: str, timeout: float = TASKS_GONE_TIMEOUT) -> None:
+    """Wait until Spark reports no running task in the job group ``group_id`` (killed tasks included: Spark
+    kills a cancelled task's Python worker after ``spark.python.task.killTimeout``)."""
+    tracker = sc.statusTracker()
+    deadline = time.monotonic() + timeout
+    while True:
+        active = 0
+        for job_id in tracker.getJobIdsForGroup(group_id):
+            info = tracker.getJobInfo(job_id)
+            for stage_id in (info.stageIds if info is not None else ()):
+                stage = tracker.getStageInfo(stage_id)
+                active += stage.numActiveTasks if stage is not None else 0
+        if active == 0:
+            return
+        if time.monotonic() > deadline:
+            _log.warning("jetspark: %d task(s) of job group %s still running %.0f s after the job ended",
+                         active, group_id, timeout)
+            return
+        time.sleep(0.1)

@@ -12,7 +12,14 @@ Choices (each can be overridden through ``EngineConfig.spark_conf`` or the envir
 - ``PYTHONHASHSEED`` is pinned (``"0"``) for the workers, so ``Partitioner.HASH_CODE`` agrees among them;
 - quiet: a log4j2 configuration at level ERROR for the driver JVM (unless ``spark.driver.extraJavaOptions`` is
   set), log level ERROR, no console progress bar (the engine has its own, ``EngineConfig.progress``);
-- ``spark.task.maxFailures`` 1: like Jet, a failing processor fails the job instead of being retried.
+- Spark retries lost tasks and executors as usual (``spark.task.maxFailures`` is left alone); a user
+  exception still fails the job at once, because the failing task reports it on the job's channel and the
+  job cancels its Spark job group (``job.py``);
+- not on the network in local mode (``local``, ``local[..]``, ``local-cluster[..]``): the driver's RPC and
+  block manager bind to loopback (``spark.driver.bindAddress``/``spark.driver.host`` = ``127.0.0.1``, and
+  ``SPARK_LOCAL_IP`` for the JVM's start, which also puts a UI the user enables on loopback), and the Spark UI
+  is off (``spark.ui.enabled``) unless the user's ``spark_conf`` turns it on. On a cluster none of this
+  applies: secure it with ``spark.authenticate`` and ``spark.network.crypto.enabled`` (README).
 """
 
 from __future__ import annotations
@@ -37,6 +44,11 @@ def is_local_master(master: str) -> bool:
     return master == "local" or master.startswith("local[")
 
 
+def on_this_machine(master: str) -> bool:
+    """Whether every process of ``master`` runs on this machine (local modes and ``local-cluster``)."""
+    return is_local_master(master) or master.startswith("local-cluster[")
+
+
 _QUIET_LOG4J2 = """\
 rootLogger.level = error
 rootLogger.appenderRef.stderr.ref = console
@@ -46,6 +58,14 @@ appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
 """
+
+
+LOOPBACK_CONF = {
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.driver.host": "127.0.0.1",
+    "spark.ui.enabled": "false",
+}
+"""Settings of a local engine: nothing listens beyond loopback, no UI unless asked for."""
 
 
 def _quiet_log4j_file() -> str:
@@ -62,11 +82,12 @@ def _defaults(config: Any) -> dict[str, str]:
         "spark.ui.showConsoleProgress": "false",
         "spark.executorEnv.PYTHONHASHSEED": "0",
         "spark.executorEnv.PYTHONPATH": path,
-        "spark.task.maxFailures": "1",
         "spark.sql.execution.arrow.pyspark.enabled": "false",
     }
     if "PYSPARK_PYTHON" not in os.environ and "spark.pyspark.python" not in config.spark_conf:
         conf["spark.pyspark.python"] = sys.executable
+    if on_this_machine(config.master):
+        conf.update(LOOPBACK_CONF)
     if "spark.driver.extraJavaOptions" not in config.spark_conf:
         conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{_quiet_log4j_file()}"
     return conf
@@ -87,7 +108,14 @@ def create_session(config: Any) -> Any:
     builder = SparkSession.builder.master(config.master).appName(config.app_name)
     for key, value in {**_defaults(config), **config.spark_conf}.items():
         builder = builder.config(key, value)
-    session = builder.getOrCreate()
+    set_ip = on_this_machine(config.master) and "SPARK_LOCAL_IP" not in os.environ
+    if set_ip:  # read by the JVM at launch: the addresses Spark picks (UI, local-cluster's daemons) on loopback
+        os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
+    try:
+        session = builder.getOrCreate()
+    finally:
+        if set_ip:
+            os.environ.pop("SPARK_LOCAL_IP", None)
     session.sparkContext.setLogLevel("ERROR")
     return session
 

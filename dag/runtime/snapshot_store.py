@@ -101,18 +101,21 @@ class SnapshotStore:
         mac = hmac.new(self._secret, payload, hashlib.sha256).digest()
         _atomic_write(self._file(snapshot_id, vertex, processor_index), MAGIC + mac + payload)
 
-    def mark_complete(self, snapshot_id: int, processors: Mapping[str, int]) -> None:
+    def mark_complete(self, snapshot_id: int, processors: Mapping[str, int],
+                      done: Mapping[str, Iterable[int]] | None = None) -> None:
         """Mark ``snapshot_id`` complete: every vertex in ``processors`` (name -> processor count) wrote all its
-        files. Written last, atomically: a snapshot without the marker is never restored."""
+        files, except the processors listed in ``done`` (name -> global indices of processors that had completed
+        and saved nothing). Written last, atomically: a snapshot without the marker is never restored."""
+        done_sets = {vertex: sorted(set(indices)) for vertex, indices in (done or {}).items()}
         missing = [f"{vertex}#{index}" for vertex, count in processors.items() for index in range(count)
-                   if not self._file(snapshot_id, vertex, index).is_file()]
+                   if index not in done_sets.get(vertex, ()) and not self._file(snapshot_id, vertex, index).is_file()]
         if missing:
             raise JobFailedError(
                 f"snapshot {snapshot_id} cannot be marked complete: no file for processor(s) "
                 f"{', '.join(missing[:10])} under {self.snapshot_path(snapshot_id)}; the directory must be shared "
                 "by the driver and every executor (EngineConfig.snapshot_dir)"
             )
-        meta = {"snapshot_id": snapshot_id, "processors": dict(processors)}
+        meta = {"snapshot_id": snapshot_id, "processors": dict(processors), "done": done_sets}
         _atomic_write(self.snapshot_path(snapshot_id) / COMPLETE_MARKER, json.dumps(meta).encode("utf-8"))
 
     # ---- reading (coordinator, on restore) ---------------------------------------------------------------
@@ -131,18 +134,26 @@ class SnapshotStore:
         complete = [i for i in self.snapshot_ids() if self.is_complete(i)]
         return complete[-1] if complete else None
 
+    def _meta(self, snapshot_id: int) -> dict:
+        return json.loads((self.snapshot_path(snapshot_id) / COMPLETE_MARKER).read_text("utf-8"))
+
     def processors(self, snapshot_id: int) -> dict[str, int]:
         """Vertex name -> processor count of a complete snapshot (from its marker)."""
-        marker = self.snapshot_path(snapshot_id) / COMPLETE_MARKER
-        return dict(json.loads(marker.read_text("utf-8"))["processors"])
+        return dict(self._meta(snapshot_id)["processors"])
+
+    def done_processors(self, snapshot_id: int) -> dict[str, list[int]]:
+        """Vertex name -> global indices of the processors that had completed when ``snapshot_id`` was taken."""
+        return {vertex: list(indices) for vertex, indices in self._meta(snapshot_id).get("done", {}).items()}
 
     def read(self, snapshot_id: int, vertex: str) -> list[tuple]:
         """Every entry of ``vertex`` in complete snapshot ``snapshot_id`` (all its processors, in index order);
         ``[]`` when the vertex is not in the snapshot."""
-        count = self.processors(snapshot_id).get(vertex, 0)
+        meta = self._meta(snapshot_id)
+        count, done = meta["processors"].get(vertex, 0), set(meta.get("done", {}).get(vertex, ()))
         entries: list[tuple] = []
         for index in range(count):
-            entries.extend(self._read_file(self._file(snapshot_id, vertex, index)))
+            if index not in done:
+                entries.extend(self._read_file(self._file(snapshot_id, vertex, index)))
         return entries
 
     def _read_file(self, path: Path) -> list[tuple]:

@@ -11,8 +11,9 @@ A stage is a chain of vertices fused by narrow edges. In partition g the task
 3. turns the tail's output into records: nothing (sinks), items (driver/text sinks), ``(ordinal, batch)``
    (several outbound edges, persisted by the caller) or the edge's sender records.
 
-Metrics are added to the job's accumulator once, when the task ends. Any exception becomes a
-``TaskFailure`` whose message carries the failure marker (``failures.py``).
+Metrics are added to the job's accumulator once, when the task ends. Any exception is reported to the driver
+on the job's channel (``channel``, a ``jobchannel.ChannelRef``) and becomes a ``TaskFailure`` that carries
+only the report's id (``failures.py``).
 """
 
 from __future__ import annotations
@@ -73,15 +74,16 @@ class StageTask:
     sender: SenderSpec | None = None
     sender_counts_vertex: str | None = None  # absorbed accumulate vertex reported by the sender
     accumulator: Any = None
+    channel: Any = None                     # jobchannel.ChannelRef of the job (None: failures not reported)
 
     def __call__(self, g: int, records: Iterator[Any]) -> Iterator[Any]:
         counters: dict = {}
         try:
             yield from self._run(g, records, counters)
-        except BaseException as exc:  # noqa: BLE001 - every failure must reach the driver with its marker
+        except BaseException as exc:  # noqa: BLE001 - every failure must reach the driver
             if isinstance(exc, GeneratorExit):
                 raise
-            raise encode_failure(exc, [v.name for v in self.chain], g) from None
+            raise encode_failure(exc, [v.name for v in self.chain], g, self.channel) from None
         finally:
             if self.accumulator is not None and counters:
                 self.accumulator.add(counters)

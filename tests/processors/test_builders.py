@@ -12,6 +12,7 @@ from processors import (
     Context, Inbox, Outbox, ProcessorMetaSupplier, SinkBuilder, SourceBuilder, Watermark, verify_processor,
 )
 from processors import driver
+from processors.stream_sources import is_stream_source
 from processors.builders import BatchSource, BuiltSink, SourceBuffer, StreamSource, TimestampedSourceBuffer
 from processors.driver import drive
 
@@ -82,9 +83,10 @@ def test_buffer_when_none_added_then_rejected():
         SourceBuffer("src").add(None)
 
 
-def test_buffer_when_streaming_closes_then_rejected():
-    with pytest.raises(ProcessorContractError, match="streaming source must not close"):
-        SourceBuffer("src", batch=False).close()
+def test_buffer_when_closed_then_reports_closed():
+    buf = SourceBuffer("src")
+    buf.close()
+    assert buf.is_closed()
 
 
 def test_buffer_size_counts_added_items():
@@ -375,14 +377,11 @@ def test_stream_builder_when_built_then_named_stream_source(kind):
 
 
 @pytest.mark.parametrize("kind", ["stream", "timestamped_stream"])
-def test_stream_source_when_job_starts_then_init_rejects_naming_source_and_missing_streaming_runtime(kind):
+def test_stream_source_when_job_starts_then_init_accepts_and_marks_stream_source(kind):
     src = getattr(SourceBuilder, kind)("ticks", lambda ctx: [0]).fill_buffer_fn(fill_counting).build()
-    with pytest.raises(DagValidationError) as info:
-        src.init(Context(vertex_name="clock"))
-    message = str(info.value)
-    assert "vertex 'clock'" in message and f"source 'ticks' (SourceBuilder.{kind})" in message
-    assert "streaming runtime, which jetspark does not have yet (batch jobs only)" in message
-    assert "SourceBuilder.batch()" in message
+    src.init(Context(vertex_name="clock"))
+    assert is_stream_source(src)
+    assert not is_stream_source(SourceBuilder.batch("b", lambda ctx: None).fill_buffer_fn(fill_counting).build())
 
 
 @pytest.mark.parametrize("kind", ["stream", "timestamped_stream"])
@@ -405,11 +404,17 @@ def test_stream_source_through_a_one_slot_outbox_loses_nothing():
 
 
 @pytest.mark.parametrize("kind", ["stream", "timestamped_stream"])
-def test_stream_source_when_buffer_closed_then_clear_error(kind):
-    src = getattr(SourceBuilder, kind)("ticks", lambda ctx: None).fill_buffer_fn(lambda st, buf: buf.close()).build()
+def test_stream_source_when_buffer_closed_then_emits_rest_and_completes(kind):
+    """The tutorials' network source closes its buffer when the connection ends (as Jet allows)."""
+
+    def fill(state, buf):
+        buf.add("last") if kind == "stream" else buf.add("last", 5)
+        buf.close()
+
+    src = getattr(SourceBuilder, kind)("ticks", lambda ctx: None).fill_buffer_fn(fill).build()
     proc, outbox = stream_processor(src)
-    with pytest.raises(ProcessorContractError, match="source 'ticks': a streaming source must not close the buffer"):
-        proc.complete()
+    assert proc.complete() is True
+    assert [x for x in outbox.drain(0) if not isinstance(x, Watermark)] == ["last"]
 
 
 def test_stream_source_when_driven_then_bounded_outputs_and_close_destroys_state():
@@ -580,33 +585,19 @@ def test_timestamped_source_when_idle_timeout_not_int_then_clear_error():
         SourceBuilder.timestamped_stream("s", lambda ctx: None).idle_timeout("1")
 
 
-def test_stream_source_in_a_dag_when_submitted_then_job_fails_at_start_naming_the_source():
-    """Also without Spark: the planner accepts the DAG; the engine's first call, init(), refuses it."""
+@pytest.mark.spark
+@pytest.mark.timeout(300)
+def test_stream_source_when_staged_engine_then_new_job_refuses_naming_vertex_and_pipelined(engine):
     from dag import DAG
     from edges import between
     from processors import write_list_p
 
     src = SourceBuilder.stream("ticks", lambda ctx: [0]).fill_buffer_fn(fill_counting).build()
     dag = DAG()
-    dag.edge(between(dag.new_vertex(src.name, src), dag.new_vertex("sink", write_list_p("out"))))
-    dag.validate()
-    with pytest.raises(DagValidationError, match="streaming runtime"):
-        dag.get_vertex("ticks").meta_supplier.init(Context(vertex_name="ticks"))
-
-
-@pytest.mark.spark
-@pytest.mark.timeout(300)
-def test_stream_source_when_job_runs_on_spark_then_fails_at_start_instead_of_running_forever(engine):
-    from dag import DAG, JobFailedError
-    from edges import between
-    from processors import write_list_p
-
-    src = SourceBuilder.stream("ticks", lambda ctx: [0]).fill_buffer_fn(fill_counting).build()
-    dag = DAG()
     dag.edge(between(dag.new_vertex(src.name, src), dag.new_vertex("sink", write_list_p("stream_never"))))
-    with pytest.raises(JobFailedError) as info:
-        engine.new_job(dag).join()
-    assert info.value.vertex == "ticks" and "streaming runtime" in str(info.value), str(info.value)
+    with pytest.raises(DagValidationError) as info:
+        engine.new_job(dag)
+    assert "vertex 'ticks' is a stream source" in str(info.value) and "PIPELINED" in str(info.value)
 
 
 # ---------------------------------------------------------------------------------------------- SinkBuilder

@@ -1,4 +1,4 @@
-"""Worker-side pieces without Spark: edge senders (routes, pre-aggregation) and the failure marker."""
+"""Worker-side pieces without Spark: edge senders (routes, pre-aggregation) and failure reporting."""
 
 from __future__ import annotations
 
@@ -6,7 +6,10 @@ from collections import Counter
 
 from dag import DAG, EngineConfig, JobFailedError
 from dag.planner import EdgeOp, Route, plan_dag
-from dag.runtime.failures import MARKER, decode_failure, encode_failure, mark_origin
+import pytest
+
+from dag.runtime.failures import decode_failure, encode_failure, mark_origin
+from dag.runtime.jobchannel import JobChannel
 from dag.runtime.senders import SenderSpec, send
 from edges import Partitioner, between
 from processors import accumulate_by_key_p, combine_by_key_p, counting, entry_key, noop_p, whole_item
@@ -95,20 +98,54 @@ def boom():
     raise ValueError("bad item 7")
 
 
-def test_failure_marker_when_wrapped_in_jvm_text_then_decoded_without_it():
+def test_failure_when_reported_on_channel_then_decoded_by_id_without_jvm_text():
+    stored = []
+    channel = JobChannel("local[2]", on_failure=stored.append)
+    try:
+        try:
+            boom()
+        except ValueError as exc:
+            mark_origin(exc, "tokenize", 3)
+            mark_origin(exc, "downstream", 9)  # the innermost runner wins
+            failure = encode_failure(exc, ["source", "tokenize"], 3, channel.ref)
+        assert "jetspark-failure-id " in str(failure) and "bad item 7" not in str(failure)
+        assert [r["vertex"] for r in stored] == ["tokenize"]  # stored (and the job told) before the task raises
+        noise = ("py4j.protocol.Py4JJavaError: An error occurred while calling o123.count.\n"
+                 "org.apache.spark.SparkException: Job aborted due to stage failure: ... Traceback ...\n"
+                 f"dag.runtime.failures.TaskFailure: {failure}\n\tat org.apache.spark.api.python.PythonRunner...")
+        decoded = decode_failure(RuntimeError(noise), "wc", channel)
+        assert isinstance(decoded, JobFailedError)
+        assert (decoded.vertex, decoded.processor_index, decoded.exc_type, decoded.exc_message) == \
+            ("tokenize", 3, "ValueError", "bad item 7")
+        assert "in boom" in decoded.user_traceback and "org.apache" not in str(decoded)
+        # a cancelled job group's error names no task: the job's first record explains it
+        assert decode_failure(RuntimeError("Job group cancelled"), "wc", channel).vertex == "tokenize"
+    finally:
+        channel.close()
+
+
+def test_failure_when_no_channel_or_no_record_then_not_decoded_and_summary_kept():
     try:
         boom()
     except ValueError as exc:
-        mark_origin(exc, "tokenize", 3)
-        mark_origin(exc, "downstream", 9)  # the innermost runner wins
-        failure = encode_failure(exc, ["source", "tokenize"], 3)
-    assert MARKER in str(failure)
-    noise = ("py4j.protocol.Py4JJavaError: An error occurred while calling o123.count.\n"
-             "org.apache.spark.SparkException: Job aborted due to stage failure: ... Traceback ...\n"
-             f"dag.runtime.failures.TaskFailure: {failure}\n\tat org.apache.spark.api.python.PythonRunner...")
-    decoded = decode_failure(RuntimeError(noise), "wc")
-    assert isinstance(decoded, JobFailedError)
-    assert (decoded.vertex, decoded.processor_index, decoded.exc_type, decoded.exc_message) == \
-        ("tokenize", 3, "ValueError", "bad item 7")
-    assert "in boom" in decoded.user_traceback and "org.apache" not in str(decoded)
-    assert decode_failure(RuntimeError("no marker here"), "wc") is None
+        failure = encode_failure(exc, ["source"], 0, None)
+    assert "ValueError in vertex 'source' processor #0: bad item 7" in str(failure)
+    channel = JobChannel("local[2]")
+    try:
+        unknown = "jetspark-failure-id " + "ab" * 16
+        assert decode_failure(RuntimeError(unknown), "wc", channel) is None
+        assert decode_failure(RuntimeError("anything"), "wc", None) is None
+    finally:
+        channel.close()
+
+
+def test_failure_record_when_malformed_then_refused_and_not_stored():
+    channel = JobChannel("local[2]")
+    try:
+        client = channel.ref.client()
+        with pytest.raises(RuntimeError, match="processor_index"):
+            client.request("failure", {"id": "x", "vertex": "v", "processor_index": "0", "exc_type": "E",
+                                       "exc_message": "m", "user_traceback": ""}, as_json=True)
+        assert channel.failure_record(None) is None
+    finally:
+        channel.close()

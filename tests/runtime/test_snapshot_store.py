@@ -123,3 +123,10 @@ def test_resolve_snapshot_dir_when_none_then_temp_locally_and_error_on_cluster()
 def test_store_when_secret_empty_then_rejected(tmp_path):
     with pytest.raises(DagValidationError, match="secret"):
         SnapshotStore(tmp_path, "j", secret=b"")
+
+
+def test_done_processors_when_listed_then_no_file_needed_and_reported(store):
+    store.write(0, "src", 1, [("pos", 9)])
+    store.mark_complete(0, {"src": 2}, done={"src": [0]})
+    assert store.done_processors(0) == {"src": [0]}
+    assert store.read(0, "src") == [("pos", 9)]

@@ -1,0 +1,213 @@
+"""The engine's driver-side named collections (``engine.get_map``/``get_list``) and every map's event journal.
+
+Pure Python (no pyspark): the driver's channel handlers (``dag.runtime.driver_topics``) serve them to tasks.
+
+**Maps journal their changes.** ``engine.get_map(name)`` is a :class:`JournaledMap`, a ``dict`` whose every
+put, update and remove (``m[k] = v``, ``del m[k]``, ``update``, ``pop``, ``popitem``, ``setdefault``,
+``clear``, ``|=``) appends an :class:`~processors.event_journal.EventJournalMapEvent` to the map's
+:class:`MapJournal`, from the map's creation on (Jet's event journal of an IMap). Reads are plain dict reads.
+
+**The journal** is split into ``partition_count`` partitions (the engine's, 271 by default) by the default
+partitioner of the key, so the events of one key stay in order. Each partition is bounded
+(``capacity`` events, oldest dropped first) and numbers its events with consecutive *sequence numbers* from
+0. A reader keeps one *offset* per partition (the sequence of the next event it wants) and asks for the events
+from it; a reader that fell behind the oldest retained event gets what is left and a count of what it lost
+(logged as a warning), and an offset ahead of the journal (e.g. saved before the map was re-created) restarts
+at the journal's current end. Offsets are plain ints, so a source can save them in a snapshot.
+
+>>> maps = DriverCollections(partition_count=4)
+>>> m = maps.get("map", "prices"); m["a"] = 1; m["a"] = 2; del m["a"]
+>>> journal = maps.journal("prices")
+>>> p = journal.partition_of("a"); [e.type.value for e in journal.read(p, 0, 10)[0]]
+['ADDED', 'UPDATED', 'REMOVED']
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import logging
+import threading
+from typing import Any, Iterable
+
+from edges.partitioner import Partitioner
+from processors.event_journal import EventJournalMapEvent, EventType
+
+__all__ = ["DriverCollections", "JournaledMap", "MapJournal", "DEFAULT_JOURNAL_CAPACITY"]
+
+DEFAULT_JOURNAL_CAPACITY = 10_000
+"""Events kept per journal partition before the oldest are dropped."""
+
+_log = logging.getLogger("jetspark.journal")
+_MISSING = object()
+
+
+class MapJournal:
+    """A bounded, per-partition event journal with sequence numbers (see the module docstring).
+
+    Thread-safe: writers (the map) and readers (channel handlers) take the journal's lock.
+    """
+
+    def __init__(self, name: str, partition_count: int, capacity: int = DEFAULT_JOURNAL_CAPACITY):
+        if partition_count < 1 or capacity < 1:
+            raise ValueError(f"journal of map '{name}': partition_count ({partition_count}) and capacity "
+                             f"({capacity}) must be >= 1")
+        self.name = name
+        self.partition_count = partition_count
+        self.capacity = capacity
+        self._partitioner = Partitioner.default()
+        self._events = [collections.deque(maxlen=capacity) for _ in range(partition_count)]
+        self._next_seq = [0] * partition_count
+        self.lock = threading.RLock()
+
+    def partition_of(self, key: Any) -> int:
+        """The journal partition of ``key`` (the default partitioner)."""
+        return self._partitioner.get_partition(key, self.partition_count)
+
+    def append(self, event: EventJournalMapEvent) -> None:
+        """Record one event in its key's partition (the oldest event goes if the partition is full)."""
+        p = self.partition_of(event.key)
+        with self.lock:
+            self._events[p].append(event)
+            self._next_seq[p] += 1
+
+    def oldest_sequence(self, partition: int) -> int:
+        """The sequence of the oldest event still held in ``partition``."""
+        with self.lock:
+            return self._next_seq[partition] - len(self._events[partition])
+
+    def next_sequence(self, partition: int) -> int:
+        """The sequence the next event of ``partition`` will get (the offset of "from now on")."""
+        with self.lock:
+            return self._next_seq[partition]
+
+    def read(self, partition: int, offset: int, max_count: int) -> tuple[list, int, int]:
+        """Up to ``max_count`` events of ``partition`` from sequence ``offset`` on.
+
+        Returns ``(events, next_offset, lost)``: ``lost`` counts the events before the oldest retained one
+        that the reader missed (it then reads from the oldest).
+        """
+        with self.lock:
+            events, end = self._events[partition], self._next_seq[partition]
+            oldest = end - len(events)
+            lost = 0
+            if offset > end:  # offset from an older incarnation of the journal: continue from now on
+                offset = end
+            elif offset < oldest:
+                lost, offset = oldest - offset, oldest
+            start = offset - oldest
+            taken = list(itertools.islice(events, start, start + max(0, max_count)))
+        if lost:
+            _log.warning("event journal of map '%s', partition %d: %d event(s) were dropped before they were "
+                         "read (the journal keeps %d events per partition); reading on from sequence %d",
+                         self.name, partition, lost, self.capacity, offset)
+        return taken, offset + len(taken), lost
+
+
+class JournaledMap(dict):
+    """A ``dict`` that records every put, update and remove in its :class:`MapJournal` (``.journal``).
+
+    Pickles and copies as a plain ``dict`` (the journal stays on the driver).
+
+    >>> m = JournaledMap(MapJournal("m", 1)); m.update(a=1); m.pop("a")
+    1
+    >>> [e.type.value for e in m.journal.read(0, 0, 10)[0]]
+    ['ADDED', 'REMOVED']
+    """
+
+    def __init__(self, journal: MapJournal):
+        super().__init__()
+        self.journal = journal
+
+    def _put(self, key: Any, value: Any) -> None:
+        old = dict.get(self, key, _MISSING)
+        dict.__setitem__(self, key, value)
+        if old is _MISSING:
+            self.journal.append(EventJournalMapEvent(key, value, None, EventType.ADDED))
+        else:
+            self.journal.append(EventJournalMapEvent(key, value, old, EventType.UPDATED))
+
+    def _removed(self, key: Any, old: Any) -> None:
+        self.journal.append(EventJournalMapEvent(key, None, old, EventType.REMOVED))
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        with self.journal.lock:
+            self._put(key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        with self.journal.lock:
+            old = dict.pop(self, key)
+            self._removed(key, old)
+
+    def update(self, other: Any = (), /, **kwargs: Any) -> None:
+        with self.journal.lock:
+            for key, value in itertools.chain(_pairs(other), kwargs.items()):
+                self._put(key, value)
+
+    def __ior__(self, other: Any) -> "JournaledMap":
+        self.update(other)
+        return self
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        with self.journal.lock:
+            if key not in self:
+                self._put(key, default)
+            return dict.__getitem__(self, key)
+
+    def pop(self, key: Any, *default: Any) -> Any:
+        with self.journal.lock:
+            if key not in self:
+                return dict.pop(self, key, *default)
+            old = dict.pop(self, key)
+            self._removed(key, old)
+            return old
+
+    def popitem(self) -> tuple:
+        with self.journal.lock:
+            key, old = dict.popitem(self)
+            self._removed(key, old)
+            return key, old
+
+    def clear(self) -> None:
+        with self.journal.lock:
+            for key in list(self):
+                self.pop(key)
+
+    def copy(self) -> dict:
+        return dict(self)
+
+    def __reduce__(self):
+        return (dict, (dict(self),))
+
+
+def _pairs(source: Any) -> Iterable[tuple]:
+    """The ``(key, value)`` pairs of a mapping or of an iterable of pairs (as ``dict.update`` takes them)."""
+    if hasattr(source, "keys"):
+        return ((key, source[key]) for key in source.keys())
+    return source
+
+
+class DriverCollections:
+    """The engine's named maps (:class:`JournaledMap`) and lists, created empty on first use."""
+
+    def __init__(self, partition_count: int = 271, journal_capacity: int = DEFAULT_JOURNAL_CAPACITY):
+        self._partition_count = partition_count
+        self._journal_capacity = journal_capacity
+        self._maps: dict[str, JournaledMap] = {}
+        self._lists: dict[str, list] = {}
+        self._lock = threading.Lock()
+
+    def get(self, kind: str, name: str) -> Any:
+        """The map (``kind == "map"``) or list named ``name``."""
+        with self._lock:
+            if kind == "map":
+                if name not in self._maps:
+                    self._maps[name] = JournaledMap(MapJournal(name, self._partition_count, self._journal_capacity))
+                return self._maps[name]
+            if name not in self._lists:
+                self._lists[name] = []
+            return self._lists[name]
+
+    def journal(self, name: str) -> MapJournal:
+        """The event journal of map ``name`` (the map is created if needed)."""
+        return self.get("map", name).journal

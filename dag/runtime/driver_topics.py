@@ -1,0 +1,92 @@
+"""The driver's handlers for the collection topics of ``processors.driver_protocol`` (pure Python).
+
+:func:`register_collection_topics` installs them on a job's :class:`~dag.runtime.channel.DriverChannel`, over
+the engine's :class:`~dag.runtime.driver_collections.DriverCollections`: event-journal reads for
+``stream_map_p``, slices for ``read_list_p``/``read_map_p``, and the live list and map sinks. Handlers run on
+the channel's connection threads; the collections take their own locks.
+
+>>> from dag.runtime.channel import ChannelClient, DriverChannel, new_secret
+>>> from dag.runtime.driver_collections import DriverCollections
+>>> store, secret = DriverCollections(partition_count=2), new_secret()
+>>> with DriverChannel(secret) as channel:
+...     register_collection_topics(channel, store)
+...     with ChannelClient(channel.address, secret) as client:
+...         client.send("sink.list", {"name": "out", "items": [1, 2]})
+...         client.request("sink.flush", {})
+True
+>>> store.get("list", "out")
+[1, 2]
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from processors import driver_protocol as topics
+from processors.event_journal import JournalInitialPosition
+
+__all__ = ["register_collection_topics", "slice_bounds"]
+
+MAX_READ = 1024
+"""The most events one ``journal.read`` returns per partition."""
+
+
+def slice_bounds(length: int, index: int, count: int) -> tuple[int, int]:
+    """``[start, end)`` of the ``index``-th of ``count`` contiguous, near-equal slices of ``length`` items
+    (the first ``length % count`` slices are one longer).
+
+    >>> [slice_bounds(5, g, 2) for g in range(2)]
+    [(0, 3), (3, 5)]
+    """
+    size, extra = divmod(length, count)
+    start = index * size + min(index, extra)
+    return start, start + size + (1 if index < extra else 0)
+
+
+def register_collection_topics(channel: Any, collections: Any) -> None:
+    """Register every collection topic's handler on ``channel`` (a ``DriverChannel``)."""
+
+    def journal_start(body: dict) -> dict:
+        journal = collections.journal(body["map"])
+        index, total = body["index"], body["total"]
+        partitions = [p for p in range(journal.partition_count) if p % total == index]
+        initial = JournalInitialPosition(body["initial"])
+        with journal.lock:
+            if initial is JournalInitialPosition.START_FROM_OLDEST:
+                offsets = [journal.oldest_sequence(p) for p in partitions]
+            else:
+                offsets = [journal.next_sequence(p) for p in partitions]
+        return {"partitions": partitions, "offsets": offsets}
+
+    def journal_read(body: dict) -> dict:
+        journal = collections.journal(body["map"])
+        limit = min(int(body.get("max") or MAX_READ), MAX_READ)
+        events, offsets, lost = [], [], 0
+        for partition, offset in zip(body["partitions"], body["offsets"]):
+            got, next_offset, missed = journal.read(partition, offset, limit)
+            events.append(got)
+            offsets.append(next_offset)
+            lost += missed
+        return {"events": events, "offsets": offsets, "lost": lost}
+
+    def collection_slice(body: dict) -> list:
+        kind, name = body["kind"], body["name"]
+        target = collections.get(kind, name)
+        with target.journal.lock if kind == "map" else contextlib.nullcontext():
+            items = list(target.items()) if kind == "map" else list(target)
+        start, end = slice_bounds(len(items), body["index"], body["count"])
+        return items[start:end]
+
+    def sink_list(body: dict) -> None:
+        collections.get("list", body["name"]).extend(body["items"])
+
+    def sink_map(body: dict) -> None:
+        collections.get("map", body["name"]).update(body["items"])
+
+    channel.register(topics.JOURNAL_START, journal_start)
+    channel.register(topics.JOURNAL_READ, journal_read)
+    channel.register(topics.COLLECTION_SLICE, collection_slice)
+    channel.register(topics.SINK_LIST, sink_list)
+    channel.register(topics.SINK_MAP, sink_map)
+    channel.register(topics.SINK_FLUSH, lambda body: True)

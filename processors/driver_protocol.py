@@ -1,0 +1,48 @@
+"""The messages processors exchange with the driver over ``context.driver`` (the job's channel), one topic each.
+
+Processors (task side) only know these topic names and bodies; ``dag.runtime.driver_topics`` registers the
+driver's handlers. Bodies are plain dicts; items and events travel pickled inside the channel's authenticated
+frames. ``request`` waits for the reply; ``send`` is one-way (messages of one connection are handled in order,
+so a later request's reply means every earlier send was handled).
+
+| topic | kind | body | reply |
+|---|---|---|---|
+| ``journal.start`` | request | ``map``, ``index``, ``total``, ``initial`` (a ``JournalInitialPosition`` value) | ``partitions`` (this reader's share: ``p % total == index``), ``offsets`` (one per partition) |
+| ``journal.read`` | request | ``map``, ``partitions``, ``offsets``, ``max`` (events per partition) | ``events`` (a list per partition), ``offsets`` (the next ones), ``lost`` (count) |
+| ``collection.slice`` | request | ``kind`` (``"map"``/``"list"``), ``name``, ``index``, ``count`` | the ``index``-th of ``count`` contiguous slices (a map's as ``(key, value)`` entries) |
+| ``sink.list`` | send | ``name``, ``items`` | — (appended to ``engine.get_list(name)``) |
+| ``sink.map`` | send | ``name``, ``items`` (``(key, value)`` entries) | — (put into ``engine.get_map(name)``) |
+| ``sink.flush`` | request | ``{}`` | ``True`` once every earlier message of the connection was handled |
+
+>>> JOURNAL_READ
+'journal.read'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dag.errors import DagValidationError
+
+__all__ = [
+    "JOURNAL_START", "JOURNAL_READ", "COLLECTION_SLICE", "SINK_LIST", "SINK_MAP", "SINK_FLUSH", "require_driver",
+]
+
+JOURNAL_START = "journal.start"
+JOURNAL_READ = "journal.read"
+COLLECTION_SLICE = "collection.slice"
+SINK_LIST = "sink.list"
+SINK_MAP = "sink.map"
+SINK_FLUSH = "sink.flush"
+
+
+def require_driver(context: Any, what: str) -> Any:
+    """``context.driver``, or a ``DagValidationError`` saying that ``what`` needs a running engine job."""
+    driver = getattr(context, "driver", None)
+    if driver is None:
+        raise DagValidationError(
+            f"vertex '{getattr(context, 'vertex_name', '?')}': {what} reads or writes the engine's driver-side "
+            "collections, so it runs only inside a PIPELINED Engine job (the processor's Context has no driver "
+            "channel); in a unit test pass Context(driver=...) with a client of a DriverChannel"
+        )
+    return driver

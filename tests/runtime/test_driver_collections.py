@@ -1,0 +1,107 @@
+"""Driver-side collections (dag/runtime/driver_collections.py): every map's bounded per-partition event journal."""
+
+from __future__ import annotations
+
+import copy
+import logging
+import pickle
+
+from dag.runtime.driver_collections import DriverCollections, JournaledMap, MapJournal
+from edges.partitioner import Partitioner
+from processors.event_journal import EventJournalMapEvent, EventType
+
+
+def _all_events(journal: MapJournal) -> list:
+    out = []
+    for p in range(journal.partition_count):
+        out.extend(journal.read(p, 0, 10**6)[0])
+    return out
+
+
+def test_map_when_put_update_remove_then_journal_has_events_with_old_and_new_values():
+    m = JournaledMap(MapJournal("m", 1))
+    m["k"] = 1
+    m["k"] = 2
+    del m["k"]
+    assert _all_events(m.journal) == [
+        EventJournalMapEvent("k", 1, None, EventType.ADDED),
+        EventJournalMapEvent("k", 2, 1, EventType.UPDATED),
+        EventJournalMapEvent("k", None, 2, EventType.REMOVED),
+    ]
+
+
+def test_map_when_every_mutating_method_used_then_each_change_journaled():
+    m = JournaledMap(MapJournal("m", 1))
+    m.update({"a": 1}, b=2)
+    m.update([("c", 3)])
+    m |= {"a": 10}
+    assert m.setdefault("d", 4) == 4 and m.setdefault("d", 5) == 4
+    assert m.pop("b") == 2 and m.pop("missing", None) is None
+    m.popitem()
+    m.clear()
+    types = [(e.key, e.type.value) for e in _all_events(m.journal)]
+    assert types[:5] == [("a", "ADDED"), ("b", "ADDED"), ("c", "ADDED"), ("a", "UPDATED"), ("d", "ADDED")]
+    assert types[5] == ("b", "REMOVED")
+    assert sorted(types[6:]) == [("a", "REMOVED"), ("c", "REMOVED"), ("d", "REMOVED")]
+    assert m == {}
+
+
+def test_map_when_pickled_or_copied_then_plain_dict_without_journal():
+    m = JournaledMap(MapJournal("m", 2))
+    m["a"] = 1
+    for clone in (pickle.loads(pickle.dumps(m)), copy.copy(m), m.copy()):
+        assert type(clone) is dict and clone == {"a": 1}
+
+
+def test_journal_when_keys_spread_then_partition_is_default_partitioner_and_key_order_kept():
+    journal = MapJournal("m", 7)
+    m = JournaledMap(journal)
+    for i in range(50):
+        m[i % 10] = i
+    for key in range(10):
+        p = Partitioner.default().get_partition(key, 7)
+        assert journal.partition_of(key) == p
+        values = [e.new_value for e in journal.read(p, 0, 1000)[0] if e.key == key]
+        assert values == list(range(key, 50, 10))
+
+
+def test_journal_when_read_from_offset_then_next_offset_continues_without_gaps():
+    journal = MapJournal("m", 1)
+    m = JournaledMap(journal)
+    for i in range(10):
+        m[i] = i
+    first, offset, lost = journal.read(0, 0, 4)
+    second, offset2, _ = journal.read(0, offset, 100)
+    assert [e.key for e in first + second] == list(range(10))
+    assert (offset, offset2, lost) == (4, 10, 0)
+    assert journal.read(0, offset2, 100) == ([], 10, 0)
+
+
+def test_journal_when_capacity_exceeded_then_oldest_dropped_and_loss_logged(caplog):
+    journal = MapJournal("m", 1, capacity=5)
+    m = JournaledMap(journal)
+    for i in range(8):
+        m[i] = i
+    assert (journal.oldest_sequence(0), journal.next_sequence(0)) == (3, 8)
+    with caplog.at_level(logging.WARNING, logger="jetspark.journal"):
+        events, offset, lost = journal.read(0, 0, 100)
+    assert [e.key for e in events] == [3, 4, 5, 6, 7] and (offset, lost) == (8, 3)
+    assert "3 event(s) were dropped" in caplog.text and "map 'm'" in caplog.text
+
+
+def test_journal_when_offset_ahead_of_journal_then_reads_new_events_from_current_end():
+    journal = MapJournal("m", 1)
+    m = JournaledMap(journal)
+    assert journal.read(0, 42, 10) == ([], 0, 0)
+    m["x"] = 1
+    events, offset, lost = journal.read(0, 0, 10)
+    assert [e.key for e in events] == ["x"] and (offset, lost) == (1, 0)
+
+
+def test_collections_when_same_name_then_same_object_and_map_journals_from_creation():
+    store = DriverCollections(partition_count=3)
+    m = store.get("map", "prices")
+    m["a"] = 1
+    assert store.get("map", "prices") is m and store.journal("prices") is m.journal
+    assert store.journal("prices").partition_count == 3
+    assert store.get("list", "out") is store.get("list", "out") == []
