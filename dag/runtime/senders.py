@@ -46,6 +46,19 @@ class SenderSpec:
     pre_mode: str | None = None          # "accumulate" | "combine"
     operation: Any = None
     absorbed_vertex: str | None = None
+    edge_name: str = ""                  # str(edge), for messages
+
+
+_MISSING = object()
+
+
+def null_key_error(edge_name: str, item: Any = _MISSING) -> DagValidationError:
+    """Jet's "Null key from key extractor" for a partitioned edge whose key function returned ``None``."""
+    which = "" if item is _MISSING else f" for item {item!r:.100}"
+    return DagValidationError(
+        f"Null key from key extractor, edge: {edge_name}; the key function returned None{which}. Return a key "
+        "for every item (filter such items out upstream, or map a missing key to a value)"
+    )
 
 
 def sender_spec(ep: EdgePlan, members: int, partition_count: int) -> SenderSpec:
@@ -54,7 +67,7 @@ def sender_spec(ep: EdgePlan, members: int, partition_count: int) -> SenderSpec:
     spec = SenderSpec(
         op=ep.op, route=ep.route, dest_ordinal=ep.dest_ordinal, ls=max(1, ep.source_parallelism // members),
         ld=max(1, ep.dest_parallelism // members), members=members, partition_count=partition_count,
-        queue_size=ep.queue_size, member=ep.member,
+        queue_size=ep.queue_size, member=ep.member, edge_name=str(edge),
     )
     if ep.route in (Route.PARTITIONED_LOCAL, Route.PARTITIONED_ALL, Route.PARTITIONED_MEMBER):
         if edge.is_all_to_one:
@@ -142,14 +155,19 @@ def _partitioned(spec: SenderSpec, g: int, batches: Iterable[list]) -> Iterator[
             yield target, (o, batch)
         return
     key_fn, get_partition, pc = spec.key_fn, spec.partitioner.get_partition, spec.partition_count
-    if mod == 1:
+    if mod == 1:  # one target: the keys only need checking, as Jet extracts them on every partitioned edge
         for batch in batches:
+            if None in map(key_fn, batch):
+                raise null_key_error(spec.edge_name, next(x for x in batch if key_fn(x) is None))
             yield base, (o, batch)
         return
     for batch in batches:
         buckets: dict[int, list] = {}
         for item in batch:
-            t = base + get_partition(key_fn(item), pc) % mod
+            key = key_fn(item)
+            if key is None:
+                raise null_key_error(spec.edge_name, item)
+            t = base + get_partition(key, pc) % mod
             bucket = buckets.get(t)
             if bucket is None:
                 buckets[t] = [item]
@@ -157,9 +175,6 @@ def _partitioned(spec: SenderSpec, g: int, batches: Iterable[list]) -> Iterator[
                 bucket.append(item)
         for t, bucket in buckets.items():
             yield t, (o, bucket)
-
-
-_MISSING = object()
 
 
 def _accumulate_into(acc: dict, spec: SenderSpec, batches: Iterable[list], counts: dict | None) -> None:
@@ -209,6 +224,8 @@ def _pre_aggregated(spec: SenderSpec, g: int, batches: Iterable[list], counts: d
     base, mod = _target_base(spec, g)
     get_partition, pc = spec.partitioner.get_partition, spec.partition_count
     buckets: dict[int, list] = {}
+    if None in acc:
+        raise null_key_error(spec.edge_name)
     for entry in acc.items():
         t = base + get_partition(entry[0], pc) % mod
         bucket = buckets.get(t)
