@@ -46,7 +46,7 @@ from processors.stateless import check_callable, fn_name
 from processors.snapshot_keys import SnapshotKey
 from processors.window_base import (MAX_RESTORED, WindowingProcessor, WindowingSupplier, check_fns, check_op,
                                     diagnose_failure)
-from processors.windows import (MAX_TIMESTAMP, MIN_WATERMARK, BroadcastKey, SlidingWindowPolicy, TimestampedEntry,
+from processors.windows import (MAX_TIMESTAMP, MIN_WATERMARK, SlidingWindowPolicy, TimestampedEntry,
                                 TimestampKind, broadcast_key, timestamped_entries)
 
 __all__ = ["aggregate_to_sliding_window_p", "accumulate_by_frame_p", "combine_to_sliding_window_p", "SlidingWindowP"]
@@ -76,6 +76,8 @@ def _c_level(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
 class SlidingWindowP(WindowingProcessor):
     """The processor of the three sliding-window factories (see the module docstring)."""
 
+    _position_key = NEXT_WIN_TO_EMIT
+
     def __init__(self, key_fns: tuple, timestamp_fns: tuple, timestamp_kind: TimestampKind,
                  win_policy: SlidingWindowPolicy, aggr_op: AggregateOperation,
                  map_to_output_fn: Callable[[int, int, Any, Any], Any], is_last_stage: bool,
@@ -104,8 +106,6 @@ class SlidingWindowP(WindowingProcessor):
         self._out_pos = 0
         self._pending_wm: Any = None  # the watermark to forward once its windows are out
         self._flushing = False
-        self._snapshotting: Iterator | None = None
-        self._min_restored = MAX_RESTORED
 
     # ------------------------------------------------------------------ items
     def process(self, ordinal: int, inbox: Inbox) -> None:
@@ -334,12 +334,7 @@ class SlidingWindowP(WindowingProcessor):
     def save_to_snapshot(self) -> bool:
         if not self._is_last_stage or self._flushing:
             return self._flush()  # stage 1 flushes its frames to stage 2 instead of saving them
-        if self._snapshotting is None:
-            self._snapshotting = self._snapshot_entries()
-        if not self.emit_from_traverser_to_snapshot(self._snapshotting):
-            return False
-        self._snapshotting = None
-        return True
+        return self._emit_snapshot()
 
     def _snapshot_entries(self) -> Iterator[tuple]:
         for frame_ts, frame in list(self.frames.items()):
@@ -347,12 +342,7 @@ class SlidingWindowP(WindowingProcessor):
                 yield SnapshotKey(frame_ts, key), acc
         yield NEXT_WIN_TO_EMIT, self.next_win_to_emit
 
-    def restore_from_snapshot_entry(self, key: Any, value: Any) -> None:
-        if isinstance(key, BroadcastKey):
-            if key != NEXT_WIN_TO_EMIT:
-                raise ProcessorContractError(f"{self._owner}: Unexpected broadcast key in snapshot: {key!r}")
-            self._min_restored = self._restore_min(self._min_restored, key, value)
-            return
+    def _restore_keyed(self, key: Any, value: Any) -> None:
         if not isinstance(key, SnapshotKey):
             raise ProcessorContractError(f"{self._owner}: unexpected key in snapshot: {key!r}")
         frame = self.frames.setdefault(key.timestamp, {})
