@@ -115,12 +115,12 @@ class SlidingWindowP(WindowingProcessor):
         key_fn = self._key_fns[ordinal]
         ts_fn = self._timestamp_fns[ordinal]
         accumulate = self._accumulate_fns[ordinal]
-        frames, create = self.frames, self._op.create_fn
+        create = self._op.create_fn
         count_fast, add_fast = self._fast_path == "count", self._fast_path == "add_value"
         size, offset, shift = self._policy.frame_size, self._policy.frame_offset, self._shift
         next_win, top, late = self.next_win_to_emit, self.top_ts, 0
         items = inbox._items if type(inbox) is Inbox else list(inbox)
-        item = None
+        item = frame = current_ts = None  # the frame of the previous item: consecutive items mostly share one
         try:
             for item in items:
                 ts = ts_fn(item)
@@ -128,17 +128,13 @@ class SlidingWindowP(WindowingProcessor):
                     ts = check_timestamp(ts, self._owner, f"timestamp_fns[{ordinal}]", item)
                 ts -= shift
                 frame_ts = ts - (ts - offset) % size + size
-                if frame_ts < next_win:
+                if frame_ts != current_ts:
+                    current_ts = frame_ts
+                    frame, top = self._frame_of(frame_ts, next_win, top)
+                if frame is None:
                     late += 1
                     continue
-                if frame_ts > top:
-                    if frame_ts > MAX_TIMESTAMP:
-                        frame_ts = MAX_TIMESTAMP
-                    top = frame_ts
                 key = key_fn(item)
-                frame = frames.get(frame_ts)
-                if frame is None:
-                    frame = frames[frame_ts] = {}
                 if count_fast:
                     frame[key] = frame.get(key, 0) + 1
                 elif add_fast:
@@ -155,24 +151,35 @@ class SlidingWindowP(WindowingProcessor):
                 self._count_late(late)
         inbox.clear()
 
+    def _frame_of(self, frame_ts: int, next_win: int, top: int) -> tuple[dict | None, int]:
+        """The frame ``frame_ts`` (created if new) and the new top frame; ``None`` if the frame is late."""
+        if frame_ts < next_win:
+            return None, top
+        if frame_ts > MAX_TIMESTAMP:
+            frame_ts = MAX_TIMESTAMP
+        if frame_ts > top:
+            top = frame_ts
+        frame = self.frames.get(frame_ts)
+        if frame is None:
+            frame = self.frames[frame_ts] = {}
+        return frame, top
+
     def _combine_numbers(self, inbox: Inbox) -> None:
         """Stage 2 of counting()/summing(): the loop of ``process`` for ``TimestampedEntry`` items holding ints,
         with the key, timestamp and ``+`` inline."""
-        frames, size, offset = self.frames, self._policy.frame_size, self._policy.frame_offset
+        size, offset = self._policy.frame_size, self._policy.frame_offset
         next_win, top, late = self.next_win_to_emit, self.top_ts, 0
-        item = None
+        item = frame = current_ts = None
         try:
             for item in inbox._items:
                 ts = item.timestamp - 1  # TimestampKind.FRAME
                 frame_ts = ts - (ts - offset) % size + size
-                if frame_ts < next_win:
+                if frame_ts != current_ts:
+                    current_ts = frame_ts
+                    frame, top = self._frame_of(frame_ts, next_win, top)
+                if frame is None:
                     late += 1
                     continue
-                if frame_ts > top:
-                    top = frame_ts
-                frame = frames.get(frame_ts)
-                if frame is None:
-                    frame = frames[frame_ts] = {}
                 key = item[0]
                 frame[key] = frame.get(key, 0) + item[1]
         except Exception as exc:
