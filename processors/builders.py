@@ -535,6 +535,12 @@ class BuiltSink(_NamedMetaSupplier):
 class SinkBuilder:
     """Builder of a custom sink (Jet's ``SinkBuilder``), made by :meth:`sink_builder`.
 
+    Delivery is *at-least-once*: when Spark retries a task (its executor was lost, or a Python worker died),
+    the retried attempt calls ``create_fn`` again and receives its whole partition again, so an item may
+    reach ``receive_fn`` twice while the lost attempt's writes stay wherever they went. Make writes idempotent
+    (keyed upserts) or de-duplicate downstream; ``write_file_p`` and the driver-side sinks publish exactly once
+    per successful job. A user exception is never retried: it fails the job.
+
     >>> sink = (SinkBuilder.sink_builder("file-sink", lambda ctx: open(f"out.{ctx.global_processor_index}", "w"))
     ...         .receive_fn(lambda f, item: f.write(f"{item}\\n"))
     ...         .flush_fn(lambda f: f.flush())
