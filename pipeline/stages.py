@@ -202,9 +202,12 @@ class GeneralStage(Stage):
         return self._attach(PeekTransform(self.pipeline, self._transform, to_string_fn, should_log_fn))
 
     def custom_transform(self, name: str, processor_supplier: Any) -> Any:
-        """A vertex named ``name`` running ``processor_supplier`` on this stage's items."""
+        """A vertex named ``name`` running ``processor_supplier`` on this stage's items. Its processors get
+        plain items (never the internal timestamp wrapper) and what they emit has no timestamps."""
         if not isinstance(name, str) or not name:
             raise DagValidationError(f"stage '{self.name}': custom_transform(name, supplier) needs a name")
+        if self._events:
+            processor_supplier = internal.MappedMetaSupplier(processor_supplier, internal.unwrap_events)
         return self._stateless(name, processor_supplier, events=False)
 
     # ---------------------------------------------------------------- hash-join

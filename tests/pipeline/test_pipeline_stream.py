@@ -259,3 +259,12 @@ def test_stream_stages_when_batch_only_operation_then_type_error() -> None:
         stage.aggregate2(counting(), stage, counting())
     with pytest.raises(TypeError, match=r"window\("):
         stage.grouping_key(whole_item).aggregate_builder(counting())
+
+
+def test_custom_transform_when_stage_has_timestamps_then_processor_gets_plain_items() -> None:
+    p = Pipeline.create()
+    stage = _stream(p).with_timestamps(len, 0).custom_transform("mine", map_p(str.upper))
+    stage.write_to(Sinks.noop())
+    with pytest.raises(DagValidationError, match="stage 'mine' has no timestamps"):
+        stage.window(WindowDefinition.tumbling(10))
+    assert _outputs(p.to_dag().get_vertex("mine").supplier, [JetEvent(1, "a")]) == ["A"]
