@@ -329,7 +329,12 @@ class Edge:
         if self._all_to_one:
             return Partitioner.default().get_partition(self._all_to_one_key, partition_count)
         partitioner = self._partitioner or Partitioner.default()
-        partition = partitioner.get_partition(self._key_fn(item), partition_count)  # type: ignore[misc]
+        key = self._key_fn(item)  # type: ignore[misc]
+        if key is None:
+            raise DagValidationError(
+                f"Null key from key extractor, edge: {self}; the key function returned None for item {item!r:.100}"
+            )
+        partition = partitioner.get_partition(key, partition_count)
         if type(partition) is not int or not 0 <= partition < partition_count:
             raise DagValidationError(
                 f"{self}: partitioner {partitioner!r} returned {partition!r} for item {item!r}; "

@@ -183,10 +183,22 @@ def _cmd_render(args: argparse.Namespace, spec: Any) -> None:
     print(f"wrote {output}", file=sys.stderr)
 
 
+def _check_before_spark(args: argparse.Namespace, dag: Any) -> None:
+    """What ``run`` can check without Spark, in a fraction of Spark's start-up time: the DAG's rules, the plan
+    (for local masters, or with ``--parallelism``) and that every user function can be pickled."""
+    from dag.runtime.shippable import check_shippable
+
+    dag.validate()
+    if _local_parallelism(args.master) is not None or args.parallelism is not None:
+        _plan(args, dag)
+    check_shippable(dag)
+
+
 def _cmd_run(args: argparse.Namespace, spec: Any, target: Target) -> None:
     from dag.config import JobConfig
     from dag.runtime.engine import Engine
 
+    _check_before_spark(args, spec.dag)
     name = args.name or spec.name or target.function_name
     with Engine(_engine_config(args, progress=args.progress)) as engine:
         if spec.prepare is not None:

@@ -2,7 +2,8 @@
 
 Each bucket holds at most the edge's queue size; ``offer`` returns False when an item does not fit. The
 refusal rules are Jet's and are enforced on every offer (a broken rule raises ``ProcessorContractError``
-naming the processor, the method being called and the rule):
+naming the processor, the method being called and the rule, and is kept as ``outbox.broken_rule``, which is
+how ``verify_processor`` recognises it to report it as an ``AssertionError``):
 
 1. After ``offer`` returned False the processor must return from its method; offering again before the
    driver calls ``reset()`` (which drivers do before every processor call) is an error.
@@ -80,7 +81,7 @@ class Outbox:
     __slots__ = (
         "_buckets", "_capacities", "_all", "_snapshot", "_snapshot_capacity", "owner", "call",
         "_pending", "_pending_ordinals", "_accepted", "_refused", "_blocked",
-        "_pending_snapshot", "_snapshot_refused",
+        "_pending_snapshot", "_snapshot_refused", "broken_rule",
     )
 
     def __init__(self, capacities: Sequence[int], snapshot_capacity: int | None = None, owner: str = ""):
@@ -93,6 +94,7 @@ class Outbox:
                 f"Outbox snapshot_capacity must be None or an int > 0, got {snapshot_capacity!r}"
             )
         self._capacities = caps
+        self.broken_rule: ProcessorContractError | None = None
         self._buckets: list[list] = [[] for _ in caps]
         self._all = tuple(range(len(caps)))
         self._snapshot: list | None = None if snapshot_capacity is None else []
@@ -145,12 +147,14 @@ class Outbox:
             return self._refuse(item, (ordinal,), set())
         return self._offer_slow(item, ordinal)
 
-    def offer_many(self, items: Sequence[Any], start: int = 0, ordinal: int | Sequence[int] = -1) -> int:
+    def offer_many(self, items: Sequence[Any], start: int = 0, ordinal: int | Sequence[int] = -1, *,
+                   no_none: bool = False) -> int:
         """Offer ``items[start:]`` in order, as many as fit; return the index of the first item not taken.
 
         The same as calling ``offer`` item by item and stopping at the first refusal, but the items that fit are
         appended in one step. Stopping because the buckets are full is not a refusal: offer the rest on the next
-        call. ``FlatMapper`` uses it for functions that return a list.
+        call. ``FlatMapper`` uses it for functions that return a list. ``no_none=True``: the caller guarantees that
+        no item is ``None``, so the check (an ``==`` per item, costly for items with a Python ``__eq__``) is skipped.
 
         >>> box = Outbox([2])
         >>> box.offer_many(["a", "b", "c"])
@@ -178,7 +182,7 @@ class Outbox:
             return start
         chunk = items if start == 0 and len(items) <= room else items[start:start + room]
         try:
-            has_none = None in chunk
+            has_none = False if no_none else None in chunk
         except Exception:  # items whose == is not a bool (e.g. arrays): check them one by one
             return self._offer_each(items, start, ordinal)
         if has_none:
@@ -348,7 +352,8 @@ class Outbox:
     def _fail(self, rule: str, fix: str) -> None:
         who = self.owner or "a processor"
         where = f" in {self.call}" if self.call else ""
-        raise ProcessorContractError(f"Outbox rule broken by {who}{where}: {rule}. {fix}")
+        self.broken_rule = ProcessorContractError(f"Outbox rule broken by {who}{where}: {rule}. {fix}")
+        raise self.broken_rule
 
     def __repr__(self) -> str:
         return f"Outbox(buckets={self._buckets!r}, snapshot={self._snapshot!r})"

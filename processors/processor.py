@@ -37,6 +37,7 @@ same reason, though its subclasses should call ``super().__init__()``.
 
 from __future__ import annotations
 
+import inspect
 import logging
 from typing import Any, Callable, Iterator, Sequence
 
@@ -51,6 +52,32 @@ def _class_name(obj: Any) -> str:
     return type(obj).__qualname__
 
 
+def _positional_count(fn: Any) -> int | None:
+    """How many positional parameters ``fn`` takes (self included), or None when it takes ``*args``."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return None
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+
+
+def _check_init_signature(cls: type) -> None:
+    """Refuse a class defining ``init(self, context)``: Jet's ``AbstractProcessor.init(Context)`` hook is
+    ``init_processor(context)`` here, and ``init`` itself receives ``(outbox, context)``."""
+    init = cls.__dict__.get("init")
+    if init is None or _positional_count(init) != 2:
+        return
+    fix = ("rename it to init_processor(self, context): AbstractProcessor.init(outbox, context) stores the outbox "
+           "and context and then calls init_processor(context), Jet's protected init(Context)"
+           if issubclass(cls, AbstractProcessor) else
+           "define init(self, outbox, context) (or subclass AbstractProcessor and override init_processor(context))")
+    raise ProcessorContractError(
+        f"{cls.__qualname__} defines init(self, context), but the runtime calls init(outbox, context); {fix}"
+    )
+
+
 class Processor:
     """The interface every processor implements; all methods have Jet's defaults (see the module docstring).
 
@@ -60,6 +87,10 @@ class Processor:
     ...         while not inbox.is_empty() and self.outbox.offer(inbox.peek() * 2):
     ...             inbox.remove()
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _check_init_signature(cls)
 
     def is_cooperative(self) -> bool:
         """True when every call returns quickly and never blocks (the default)."""
@@ -408,6 +439,7 @@ class BatchTransform(Processor):
     """
 
     _outbox: Any = None
+    _vertex: str | None = None
     _pending: list | None = None
     _position: int = 0
 
@@ -427,8 +459,10 @@ class BatchTransform(Processor):
             yield transform(items[start:start + size])
 
     def init(self, outbox: Any, context: Any) -> None:
-        """Store the outbox (subclasses overriding ``init`` must call ``super().init(outbox, context)``)."""
+        """Store the outbox and the vertex name for messages (subclasses overriding ``init`` must call
+        ``super().init(outbox, context)``)."""
         self._outbox = outbox
+        self._vertex = getattr(context, "vertex_name", None)
 
     def process(self, ordinal: int, inbox: Inbox) -> None:
         """Transform and emit item by item, keeping the head item until all its outputs were accepted."""

@@ -14,7 +14,8 @@ factory                        emits, for each item
 ``noop_p()``                   nothing (drains its input)
 ``map_p(fn)``                  ``fn(item)``; a ``None`` result drops the item
 ``filter_p(pred)``             the item when ``pred(item)`` is truthy
-``flat_map_p(fn)``             every item of ``fn(item)`` (an iterable, a ``Traverser`` or ``None`` = nothing)
+``flat_map_p(fn)``             every item of ``fn(item)`` (an iterable or a ``Traverser``; ``None`` is an error,
+                               as Jet's null traverser: return ``[]`` for nothing)
 ``map_using_context_p(f, fn)`` ``fn(ctx, item)`` (``None`` drops the item), ``ctx = f.create(context)``
 ``filter_using_context_p``     the item when ``pred(ctx, item)`` is truthy
 ``flat_map_using_context_p``   every item of ``fn(ctx, item)``
@@ -87,7 +88,7 @@ def check_callable(factory: str, label: str, fn: Any) -> None:
 
 
 def _flatten(processor: Processor, fn: Any, results: Iterable[Any], size: int = sys.maxsize) -> Iterator[list]:
-    """Concatenate flat-map ``results`` (iterables, Traversers or None) with Jet's checks, cut into lists of
+    """Concatenate flat-map ``results`` (iterables or Traversers) with Jet's checks, cut into lists of
     at least ``size`` items (the last may be shorter; one result is never split), each list yielded as soon
     as it is full, so only one list and the current result are held at a time."""
     out: list = []
@@ -97,12 +98,12 @@ def _flatten(processor: Processor, fn: Any, results: Iterable[Any], size: int = 
             extend(result)
         except TypeError:
             if result is None:
-                continue
+                raise _none_result_error(processor, fn) from None
             if hasattr(result, "__iter__"):
                 raise  # raised while iterating: the user's own error
             raise ProcessorContractError(
-                f"{type(processor).__name__}: the function {fn_name(fn)} must return an iterable, a Traverser or "
-                f"None, got {type(result).__name__} {result!r:.80}"
+                f"{_owner(processor)}: the function {fn_name(fn)} must return an iterable or a Traverser, got "
+                f"{type(result).__name__} {result!r:.80}"
             ) from None
         if len(out) >= size:
             yield _checked(processor, fn, out)
@@ -115,10 +116,23 @@ def _flatten(processor: Processor, fn: Any, results: Iterable[Any], size: int = 
 def _checked(processor: Processor, fn: Any, out: list) -> list:
     if None in out:
         raise ProcessorContractError(
-            f"{type(processor).__name__}: the function {fn_name(fn)} returned an iterable holding None; None is "
+            f"{_owner(processor)}: the function {fn_name(fn)} returned an iterable holding None; None is "
             "not an item: leave it out (or return a Traverser, which ends at its first None)"
         )
     return out
+
+
+def _owner(processor: Processor) -> str:
+    """``FlatMapP of vertex 'v'`` (the vertex once the processor was initialised)."""
+    vertex = getattr(processor, "_vertex", None)
+    return f"{type(processor).__name__} of vertex '{vertex}'" if vertex else type(processor).__name__
+
+
+def _none_result_error(processor: Processor, fn: Any) -> ProcessorContractError:
+    return ProcessorContractError(
+        f"{_owner(processor)}: the function {fn_name(fn)} returned None instead of a traverser (Jet fails on a "
+        "null traverser too); return an empty list or traverser.empty() for no output"
+    )
 
 
 def _flat(chunks: Iterator[list]) -> list:
@@ -157,7 +171,7 @@ class FilterP(BatchTransform):
 
 
 class FlatMapP(BatchTransform):
-    """Emits every item of ``fn(item)`` (an iterable, a ``Traverser`` or ``None`` for nothing). Stateless."""
+    """Emits every item of ``fn(item)`` (an iterable or a ``Traverser``; ``None`` is an error). Stateless."""
 
     def __init__(self, fn: Callable[[Any], Iterable[Any] | None]):
         self.fn = fn
@@ -250,8 +264,9 @@ def filter_p(pred: Callable[[Any], Any]) -> BuiltinSupplier:
 
 
 def flat_map_p(fn: Callable[[Any], Any]) -> BuiltinSupplier:
-    """Emits every item of ``fn(item)``, at once; ``fn`` returns an iterable, a ``Traverser`` or ``None``
-    (nothing). An iterable holding ``None`` is a ``ProcessorContractError``. Stateless.
+    """Emits every item of ``fn(item)``, at once; ``fn`` returns an iterable or a ``Traverser`` (``[]`` for
+    nothing). A ``None`` result, like Jet's null traverser, and an iterable holding ``None`` are a
+    ``ProcessorContractError`` naming the vertex and the function. Stateless.
 
     >>> flat_map_p(str.split)().transform_batch(["to be", "or"])
     ['to', 'be', 'or']
@@ -285,7 +300,8 @@ def filter_using_context_p(factory: ContextFactory, pred: Callable[[Any, Any], A
 
 
 def flat_map_using_context_p(factory: ContextFactory, fn: Callable[[Any, Any], Any]) -> BuiltinSupplier:
-    """Emits every item of ``fn(ctx, item)`` (iterable, ``Traverser`` or ``None``), at once; ``ctx`` as in
+    """Emits every item of ``fn(ctx, item)`` (an iterable or a ``Traverser``; ``None`` is an error, as in
+    ``flat_map_p``), at once; ``ctx`` as in
     ``map_using_context_p``.
     """
     _check_factory("flat_map_using_context_p", factory, fn)

@@ -7,7 +7,12 @@ across ordinals, lower priority first), ``disable_snapshots()``, ``disable_compl
 ``local_processor_index``/``global_processor_index``/``local_parallelism``/``total_parallelism`` for the
 processor's context. Terminal calls: ``expect_output(items)``, ``expect_outputs(lists)`` (one list per
 outbound ordinal) and ``assert_output(ordinal_count, fn(mode, actual_lists))``; they return None and raise
-``AssertionError`` on a mismatch or a progress failure (contract breaks raise ``ProcessorContractError``).
+``AssertionError`` on a mismatch, a progress failure or a broken Outbox rule (an ignored refusal, ``None``
+emitted, an unknown ordinal: the runtime's ``ProcessorContractError`` message, as an ``AssertionError`` like
+Jet's TestSupport's); other contract breaks raise ``ProcessorContractError``.
+
+``verify_processor`` takes a supplier or, as Jet's ``verifyProcessor(Processor)``, a processor instance: that
+one instance runs once, in the first mode only (snapshots off), since the other modes need fresh instances.
 
 Procedure (Jet's): the meta-supplier is initialised, asked for member 0's supplier, which is initialised
 and, at the end, closed. Then the processor runs in these modes, each with fresh processors from
@@ -55,6 +60,7 @@ from processors.context import Context
 from processors.driver import call_bool, close_processor, describe_processor
 from processors.inbox import Inbox
 from processors.outbox import Outbox
+from processors.processor import Processor
 from processors.suppliers import to_meta_supplier
 from processors.watermark import Watermark
 
@@ -104,19 +110,44 @@ class TestMode:
 
 def verify_processor(supplier: Any) -> "ProcessorVerifier":
     """Start verifying the processors of ``supplier`` (a zero-arg callable returning a Processor, a
-    ``ProcessorSupplier`` or a ``ProcessorMetaSupplier``); see the module docstring.
+    ``ProcessorSupplier``, a ``ProcessorMetaSupplier``, or one ``Processor`` instance); see the module docstring.
     """
     return ProcessorVerifier(supplier)
+
+
+class _Once:
+    """A zero-argument supplier of one given processor instance (Jet's ``singletonSupplier``)."""
+
+    def __init__(self, processor: Processor):
+        self.processor: Processor | None = processor
+
+    def __call__(self) -> Processor:
+        processor, self.processor = self.processor, None
+        if processor is None:
+            raise AssertionError(
+                "verify_processor was given a processor instance, which runs once; to verify again (or in the "
+                "snapshot modes) pass a supplier of new instances, e.g. the class or lambda: MyP()"
+            )
+        return processor
+
+
+def _as_assertion(exc: BaseException) -> AssertionError:
+    """The ``AssertionError`` ``verify_processor`` raises for a broken Outbox rule (same message and notes)."""
+    error = AssertionError(str(exc))
+    for note in getattr(exc, "__notes__", ()):
+        error.add_note(note)
+    return error
 
 
 class ProcessorVerifier:
     """The builder returned by :func:`verify_processor`."""
 
     def __init__(self, supplier: Any):
-        self._meta = to_meta_supplier(supplier, vertex_name="testVertex")
+        self._single = isinstance(supplier, Processor)  # one instance: the first mode only
+        self._meta = to_meta_supplier(_Once(supplier) if self._single else supplier, vertex_name="testVertex")
         self._inputs: list[list] = []
         self._priorities: list[int] = []
-        self._snapshots = True
+        self._snapshots = not self._single
         self._call_complete = True
         self._assert_progress = True
         self._logging = True
@@ -228,9 +259,9 @@ class ProcessorVerifier:
         """Run every mode with ``ordinal_count`` outbound ordinals and call ``assert_fn(mode, actual_lists)``."""
         total_input = sum(len(items) for items in self._inputs)
         modes = [TestMode(False, 0, 1)]
-        if total_input:
+        if total_input and not self._single:
             modes.append(TestMode(False, 0, 1024))
-        if self._snapshots:
+        if self._snapshots and not self._single:
             modes += [TestMode(True, 1, 1), TestMode(True, 2, 1), TestMode(True, _NEVER, 1)]
         meta_context = Context(local_parallelism=self._local_parallelism, total_parallelism=self._total_parallelism)
         self._meta.init(meta_context)
@@ -298,6 +329,8 @@ class _ModeRun:
             failure = exc
             if isinstance(exc, Exception):
                 exc.add_note(f'verify_processor mode: "{self.mode}", processor call: {self.outbox.call or "-"}')
+            if exc is self.outbox.broken_rule:  # Jet's TestSupport fails with an AssertionError
+                raise _as_assertion(exc) from exc
             raise
         finally:
             if self.processor is not None:

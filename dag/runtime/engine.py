@@ -22,7 +22,16 @@ from dag.planner import PhysicalPlan, plan_dag
 from dag.runtime.driver_collections import DriverCollections
 from dag.runtime.job import Job
 
-__all__ = ["Engine"]
+__all__ = ["Engine", "as_dag"]
+
+
+def as_dag(job: Any) -> Any:
+    """``job`` itself, or ``job.to_dag()`` for a pipeline (anything with ``to_dag`` that is not a DAG)."""
+    from dag.model import DAG
+
+    if not isinstance(job, DAG) and callable(getattr(job, "to_dag", None)):
+        return job.to_dag()
+    return job
 
 
 class Engine:
@@ -88,8 +97,9 @@ class Engine:
 
     # ------------------------------------------------------------------ planning and jobs
     def plan(self, dag: Any, config: JobConfig | None = None) -> PhysicalPlan:
-        """The physical plan ``dag`` would run with under ``config`` (``.explain()``, ``.to_dot()``); validates
-        the DAG. A PIPELINED job's plan explains its tasks and links."""
+        """The physical plan ``dag`` (a DAG or a pipeline) would run with under ``config`` (``.explain()``,
+        ``.to_dot()``); validates the DAG. A PIPELINED job's plan explains its tasks and links."""
+        dag = as_dag(dag)
         if self.execution_mode(dag, config) is ExecutionMode.PIPELINED:
             from dag.runtime.pipelined.coordinator import PipelinedRun
 
@@ -101,7 +111,7 @@ class Engine:
         source. A stream source given STAGED explicitly is refused (a staged job would never end)."""
         from processors.stream_sources import is_stream_source
 
-        streams = [v.name for v in dag if is_stream_source(v.meta_supplier)]
+        streams = [v.name for v in as_dag(dag) if is_stream_source(v.meta_supplier)]
         mode = config.execution_mode if config is not None else None
         if mode is None:
             return ExecutionMode.PIPELINED if streams else ExecutionMode.STAGED
@@ -112,17 +122,23 @@ class Engine:
         return mode
 
     def new_job(self, dag: Any, config: JobConfig | None = None) -> Job:
-        """Plan ``dag`` and start it asynchronously; returns the :class:`~dag.runtime.job.Job` at once.
+        """Plan ``dag`` (a DAG, or a pipeline: anything with ``to_dag()``) and start it asynchronously;
+        returns the :class:`~dag.runtime.job.Job` at once.
 
-        Planning errors (an invalid DAG) are raised here, before anything runs.
+        Planning errors (an invalid DAG or pipeline) and user functions that cannot be pickled
+        (``shippable.py``) are raised here, before anything runs.
         """
+        from dag.runtime.shippable import check_shippable
+
         self._check_open()
         config = config or JobConfig()
+        dag = as_dag(dag)
         plan = self.plan(dag, config)
         if self._ship_user_modules:
             from dag.runtime.session import register_user_modules
 
             register_user_modules()
+        check_shippable(dag)
         with self._lock:
             job_id = next(self._ids)
             name = config.name or f"job-{job_id}"

@@ -48,6 +48,19 @@ class SenderSpec:
     pre_mode: str | None = None          # "accumulate" | "combine"
     operation: Any = None
     absorbed_vertex: str | None = None
+    edge_name: str = ""                  # str(edge), for messages
+
+
+_MISSING = object()
+
+
+def null_key_error(edge_name: str, item: Any = _MISSING) -> DagValidationError:
+    """Jet's "Null key from key extractor" for a partitioned edge whose key function returned ``None``."""
+    which = "" if item is _MISSING else f" for item {item!r:.100}"
+    return DagValidationError(
+        f"Null key from key extractor, edge: {edge_name}; the key function returned None{which}. Return a key "
+        "for every item (filter such items out upstream, or map a missing key to a value)"
+    )
 
 
 def sender_spec(ep: EdgePlan, members: int, partition_count: int) -> SenderSpec:
@@ -56,7 +69,7 @@ def sender_spec(ep: EdgePlan, members: int, partition_count: int) -> SenderSpec:
     spec = SenderSpec(
         op=ep.op, route=ep.route, dest_ordinal=ep.dest_ordinal, ls=max(1, ep.source_parallelism // members),
         ld=max(1, ep.dest_parallelism // members), members=members, partition_count=partition_count,
-        queue_size=ep.queue_size, member=ep.member,
+        queue_size=ep.queue_size, member=ep.member, edge_name=str(edge),
     )
     if ep.route in (Route.PARTITIONED_LOCAL, Route.PARTITIONED_ALL, Route.PARTITIONED_MEMBER):
         if edge.is_all_to_one:
@@ -130,9 +143,11 @@ class Router:
         self.candidates = candidates(spec, g)
         route = spec.route
         self.turn = 0 if route is Route.FANOUT else g
-        if route is Route.SAME or (len(self.candidates) == 1 and route is not Route.FANOUT):
+        if route is Route.SAME or (len(self.candidates) == 1 and route is not Route.FANOUT and spec.key_fn is None):
             only = self.candidates[0]
             self.route = lambda batch: [(only, batch)]
+        elif len(self.candidates) == 1 and spec.key_fn is not None:
+            self.route = self._checked_single
         elif route in (Route.BROADCAST_ALL, Route.BROADCAST_MEMBER):
             every = self.candidates
             self.route = lambda batch: [(t, batch) for t in every]
@@ -154,13 +169,23 @@ class Router:
         self.turn = turn + 1
         return [(k * spec.ld + turn % spec.ld, batch) for k in range(spec.members)]
 
+    def _checked_single(self, batch: list) -> list[tuple[int, list]]:
+        """One target: the keys only need checking, as Jet extracts them on every partitioned edge."""
+        key_fn = self.spec.key_fn
+        if None in map(key_fn, batch):
+            raise null_key_error(self.spec.edge_name, next(x for x in batch if key_fn(x) is None))
+        return [(self.candidates[0], batch)]
+
     def _partitioned(self, batch: list) -> list[tuple[int, list]]:
         spec = self.spec
         base, mod = _target_base(spec, self.g)
         key_fn, get_partition, pc = spec.key_fn, spec.partitioner.get_partition, spec.partition_count
         buckets: dict[int, list] = {}
         for item in batch:
-            t = base + get_partition(key_fn(item), pc) % mod
+            key = key_fn(item)
+            if key is None:
+                raise null_key_error(spec.edge_name, item)
+            t = base + get_partition(key, pc) % mod
             bucket = buckets.get(t)
             if bucket is None:
                 buckets[t] = [item]
@@ -178,7 +203,6 @@ def _target_base(spec: SenderSpec, g: int) -> tuple[int, int]:
     return (g // spec.ls) * spec.ld, spec.ld
 
 
-_MISSING = object()
 
 
 def _accumulate_into(acc: dict, spec: SenderSpec, batches: Iterable[list], counts: dict | None) -> None:
@@ -228,6 +252,8 @@ def _pre_aggregated(spec: SenderSpec, g: int, batches: Iterable[list], counts: d
     base, mod = _target_base(spec, g)
     get_partition, pc = spec.partitioner.get_partition, spec.partition_count
     buckets: dict[int, list] = {}
+    if None in acc:
+        raise null_key_error(spec.edge_name)
     for entry in acc.items():
         t = base + get_partition(entry[0], pc) % mod
         bucket = buckets.get(t)

@@ -57,6 +57,21 @@ def job_file(tmp_path: Path) -> Path:
 
         def not_a_dag():
             return 42
+
+        def a_pipeline():
+            from pipeline import Pipeline, Sinks, Sources
+            p = Pipeline.create()
+            p.read_from(Sources.list("in")).map(str.upper).write_to(Sinks.list("out"))
+            return p
+
+        def dangling_pipeline():
+            from pipeline import Pipeline, Sources
+            p = Pipeline.create()
+            p.read_from(Sources.list("in")).map(str.upper)
+            return p
+
+        def pipeline_spec():
+            return JobSpec(a_pipeline(), name="pipe")
     '''))
     return path
 
@@ -124,7 +139,22 @@ def test_cli_when_traceback_flag_then_traceback_printed(job_file: Path, capsys: 
 
 def test_cli_when_function_returns_no_dag_then_exit_1(job_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["dot", f"{job_file}:not_a_dag"]) == 1
-    assert "returned int, expected a DAG or a jetspark_cli.spec.JobSpec" in capsys.readouterr().err
+    assert "returned int, expected a DAG, a pipeline or a jetspark_cli.spec.JobSpec" in capsys.readouterr().err
+
+
+def test_cli_when_function_returns_pipeline_then_dot_of_its_dag(job_file: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["dot", f"{job_file}:a_pipeline"]) == 0
+    out = capsys.readouterr().out
+    assert '"listSource(in)" -> "map"' in out and '"map" -> "listSink(out)"' in out
+    assert main(["dot", f"{job_file}:pipeline_spec"]) == 0
+    assert capsys.readouterr().out == out
+
+
+def test_cli_when_pipeline_has_dangling_stage_then_exit_1_naming_it(job_file: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explain", f"{job_file}:dangling_pipeline"]) == 1
+    assert "nothing attached to them: [map]" in capsys.readouterr().err
 
 
 def test_cli_when_dag_has_cycle_then_exit_1_naming_cycle(job_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -237,3 +267,43 @@ def test_cli_when_run_word_count_on_sample_then_top_words_printed() -> None:
     (top_word, top_count), = counts.most_common(1)
     assert f"{top_count:>12,}  {top_word}" in done.stdout.splitlines()
     assert "job 'word-count' completed" in done.stderr
+
+
+def test_cli_when_run_invalid_dag_then_fails_before_spark_starts(
+    job_file: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dag.runtime import engine as engines
+
+    def no_spark(*args, **kwargs):
+        raise AssertionError("Spark was started before the DAG was validated")
+
+    monkeypatch.setattr(engines.Engine, "__init__", no_spark)
+    assert main(["run", f"{job_file}:cyclic"]) == 1
+    err = capsys.readouterr().err
+    assert "DAG contains a cycle" in err and "Spark was started" not in err
+
+
+def test_cli_when_run_unpicklable_function_then_fails_before_spark_naming_vertex(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dag.runtime import engine as engines
+
+    monkeypatch.setattr(engines.Engine, "__init__", lambda *a, **k: pytest.fail("Spark was started"))
+    path = tmp_path / "cli_locked_job.py"
+    path.write_text(textwrap.dedent('''
+        import threading
+        from dag import DAG
+        from processors import map_p
+
+        def job():
+            guard = threading.Lock()
+            def guarded(x):
+                with guard:
+                    return x
+            dag = DAG()
+            dag.new_vertex("guarded", map_p(guarded))
+            return dag
+    '''))
+    assert main(["run", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "vertex 'guarded'" in err and "captured variable guard" in err and "_thread.lock" in err

@@ -279,3 +279,28 @@ def test_flat_mapper_when_fn_returns_list_then_all_items_in_order_under_a_one_sl
     from processors import verify_processor
 
     verify_processor(_SplitToList).input(["a b c", "", "d e"]).expect_output(["a", "b", "c", "d", "e"])
+
+
+def test_abstract_processor_when_init_context_overridden_then_refused_naming_init_processor():
+    with pytest.raises(ProcessorContractError, match=r"Gen defines init\(self, context\), but the runtime calls "
+                                                     r"init\(outbox, context\); rename it to init_processor"):
+        class Gen(AbstractProcessor):  # the manual's 8.7.4 in Java: protected void init(Context context)
+            def init(self, context):
+                self.n = context.global_processor_index
+
+
+def test_processor_when_init_context_defined_then_refused_and_full_init_accepted():
+    with pytest.raises(ProcessorContractError, match=r"define init\(self, outbox, context\)"):
+        class Bad(Processor):
+            def init(self, context):
+                pass
+
+    class Good(AbstractProcessor):
+        def init(self, outbox, context):
+            super().init(outbox, context)
+
+    class Flexible(Processor):
+        def init(self, *args):
+            pass
+
+    assert Good() is not None and Flexible() is not None

@@ -41,10 +41,10 @@ def test_filter_p_when_predicate_then_matching_items_kept_in_order():
     assert driven(supplier, ["a", "bb", "ccc", "d"]) == [["bb", "ccc"]]
 
 
-def test_flat_map_p_when_iterable_traverser_or_none_then_all_items_emitted():
+def test_flat_map_p_when_iterable_or_traverser_then_all_items_emitted():
     def explode(x):
         if x == 0:
-            return None
+            return []
         if x == 1:
             return traverse_items("t1", "t2")
         return [x] * x
@@ -53,13 +53,32 @@ def test_flat_map_p_when_iterable_traverser_or_none_then_all_items_emitted():
     assert driven(supplier, [0, 1, 2, 3]) == [["t1", "t2", 2, 2, 3, 3, 3]]
 
 
+def test_flat_map_p_when_fn_returns_none_then_fails_naming_vertex_and_function():
+    def explode(x):
+        return None if x == 2 else [x]
+    inbound = [(0, [1, 2, 3])]
+    with pytest.raises(ProcessorContractError,
+                       match=r"FlatMapP of vertex 'tokenize': the function explode returned None instead of a "
+                             r"traverser .* return an empty list"):
+        list(drive(flat_map_p(explode)(), Context(vertex_name="tokenize"), inbound=inbound,
+                   inbound_priorities={0: 0}, outbound_capacities=[16]))
+
+
+def test_flat_map_using_context_p_when_fn_returns_none_then_fails_naming_function():
+    def lookup(ctx, x):
+        return None
+    with pytest.raises(ProcessorContractError, match="FlatMapUsingContextP of vertex 'v': the function lookup"):
+        list(drive(flat_map_using_context_p(ContextFactory.with_create_fn(lambda: {}), lookup)(),
+                   Context(vertex_name="v"), inbound=[(0, [1])], inbound_priorities={0: 0}, outbound_capacities=[4]))
+
+
 def test_flat_map_p_when_iterable_holds_none_then_contract_error():
-    with pytest.raises(ProcessorContractError, match="FlatMapP: the function <lambda> returned an iterable holding"):
+    with pytest.raises(ProcessorContractError, match="FlatMapP of vertex 'testVertex': the function <lambda> returned an iterable holding"):
         driven(flat_map_p(lambda x: [x, None]), [1, 2])
 
 
 def test_flat_map_p_when_fn_returns_non_iterable_then_contract_error_names_type():
-    with pytest.raises(ProcessorContractError, match="must return an iterable, a Traverser or None, got int 5"):
+    with pytest.raises(ProcessorContractError, match="must return an iterable or a Traverser, got int 5"):
         driven(flat_map_p(lambda x: 5), [1])
 
 

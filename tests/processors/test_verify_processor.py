@@ -8,6 +8,7 @@ from dag.errors import ProcessorContractError
 from processors import (
     SAME_ITEMS_ANY_ORDER,
     AbstractProcessor,
+    Outbox,
     Processor,
     ProcessorMetaSupplier,
     ProcessorSupplier,
@@ -131,10 +132,39 @@ class IgnoresRefusal(AbstractProcessor):
         return True
 
 
-def test_verify_processor_when_processor_ignores_refused_offer_then_caught():
-    with pytest.raises(ProcessorContractError, match="refused|returned False") as err:
+def test_verify_processor_when_processor_ignores_refused_offer_then_assertion_error():
+    with pytest.raises(AssertionError, match=r"Outbox rule broken by .*offer\(\) returned False") as err:
         verify_processor(IgnoresRefusal).input([1, 2]).expect_output([1, 101, 2, 102])
+    assert not isinstance(err.value, ProcessorContractError)  # Jet's TestSupport fails with an AssertionError
     assert any("verify_processor mode" in note for note in err.value.__notes__)
+
+
+class EmitsNone(AbstractProcessor):
+    def try_process0(self, item):
+        return self.try_emit(None)
+
+
+class EmitsToOrdinal3(AbstractProcessor):
+    def try_process0(self, item):
+        return self.try_emit(item, 3)
+
+
+@pytest.mark.parametrize("broken, rule", [(EmitsNone, "None"), (EmitsToOrdinal3, "illegal edge ordinal 3")])
+def test_verify_processor_when_outbox_rule_broken_then_assertion_error_with_runtime_message(broken, rule):
+    with pytest.raises(AssertionError, match=f"Outbox rule broken by processor {broken.__name__}.*{rule}"):
+        verify_processor(broken).input([1]).expect_output([1])
+    outbox = Outbox([4], owner="p")
+    with pytest.raises(ProcessorContractError, match="Outbox rule broken by p"):  # the runtime's type is kept
+        outbox.offer(None) if broken is EmitsNone else outbox.offer(1, 3)
+
+
+def test_verify_processor_when_given_instance_then_runs_it_once_without_snapshots():
+    processor = Summer()
+    verifier = verify_processor(processor).input([1, 2, 3])
+    verifier.expect_output([6])
+    assert processor.total == 6  # one mode only: the modes needing fresh instances are off, as in Jet
+    with pytest.raises(AssertionError, match="processor instance, which runs once"):
+        verifier.expect_output([6])
 
 
 class DropsRefused(AbstractProcessor):
@@ -147,7 +177,7 @@ class DropsRefused(AbstractProcessor):
 
 def test_verify_processor_when_processor_drops_refused_items_then_caught():
     # inbox limit 1024: item 2 is refused and dropped, item 3 is offered after the refusal
-    with pytest.raises(ProcessorContractError, match="called again after it returned False"):
+    with pytest.raises(AssertionError, match="called again after it returned False"):
         verify_processor(DropsRefused).input([1, 2, 3]).expect_output([1, 2, 3])
 
 

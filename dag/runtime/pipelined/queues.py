@@ -88,9 +88,12 @@ class InboundEdge:
     def drain_into(self, tasklet: Any) -> bool:
         """Move at most one entry of each open queue into ``tasklet``; True if anything moved. Tells the tasklet
         when the edge is done."""
-        moved = False
         coalescer, ordinal = self.coalescer, self.ordinal
         n = len(self.open)
+        if not n:  # no sender at all (e.g. all-to-one elsewhere), or every sender is done
+            tasklet.edge_done(ordinal)
+            return False
+        moved = False
         start = self.turn % n if n else 0
         self.turn += 1
         finished = []

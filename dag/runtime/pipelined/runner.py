@@ -118,9 +118,7 @@ class ProcessorRunner:
             return True
         if tasklet.wants_input():
             for o in tasklet.current_ordinals():
-                edge = self.inbound[o]
-                if not edge.done and not (snapshots is not None and snapshots.blocked(o)) \
-                        and edge.drain_into(tasklet):
+                if not (snapshots is not None and snapshots.blocked(o)) and self.inbound[o].drain_into(tasklet):
                     progress = True
         result = tasklet.step()
         out = tasklet.take_output()
