@@ -108,6 +108,33 @@ class Job:
         if self._error is not None:
             raise self._error
 
+    def suspend(self) -> None:
+        """Jet's ``suspend()``: take a snapshot, then stop the job (status ``SUSPENDED``, its Spark slots freed);
+        :meth:`resume` restarts it from that snapshot. For PIPELINED jobs whose guarantee is EXACTLY_ONCE or
+        AT_LEAST_ONCE (a job without snapshots cannot resume where it stopped)."""
+        self._snapshotting("suspend").suspend()
+
+    def resume(self) -> None:
+        """Restart a ``SUSPENDED`` job from the snapshot its suspension took."""
+        self._snapshotting("resume").resume()
+
+    def restart(self) -> None:
+        """Jet's ``restart()``: snapshot, stop and start again from that snapshot (e.g. to pick up new members)."""
+        snapshotting = self._snapshotting("restart")
+        snapshotting.suspend()
+        snapshotting.resume()
+
+    def _snapshotting(self, what: str) -> Any:
+        run = self._pipelined_run
+        snapshotting = getattr(run, "snapshotting", None)
+        if snapshotting is None:
+            raise DagError(
+                f"Job '{self._name}': {what}() needs a PIPELINED job with processing_guarantee EXACTLY_ONCE or "
+                "AT_LEAST_ONCE (it restarts from a snapshot); this one takes no snapshots"
+                + (" (it is not running yet)" if run is None and not self._status.is_terminal else "")
+            )
+        return snapshotting
+
     def cancel(self) -> None:
         """Cancel the job: its running Spark jobs are cancelled and it ends FAILED (``join`` raises
         ``CancellationError``)."""

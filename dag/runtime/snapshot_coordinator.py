@@ -63,6 +63,7 @@ class SnapshotCoordinator:
         self._done: dict[str, set[int]] = {}
         self._finished: set[tuple[str, int]] = set()  # processors whose task ended: done for every snapshot
         self.started_at: float | None = None
+        self._asap = False  # request_now() while a snapshot was in progress: the next one starts at once
         self._lock = threading.Lock()
 
     def execution_started(self, now: float) -> None:
@@ -70,13 +71,22 @@ class SnapshotCoordinator:
         with self._lock:
             self._ready_at = now + self.interval
 
+    def request_now(self) -> int:
+        """Make the next snapshot due at once; returns the id it will get (the one in progress counts if any:
+        then the one after it, so that the state is taken after this call)."""
+        with self._lock:
+            self._asap = True
+            if self._ready_at is not None:
+                self._ready_at = 0.0
+            return self.next_id
+
     def start(self, now: float) -> int | None:
         """Begin the next snapshot if one is due; returns its id (or None)."""
         with self._lock:
             if self.in_progress is not None or self._ready_at is None or now < self._ready_at:
                 return None
             self.in_progress, self.next_id = self.next_id, self.next_id + 1
-            self.started_at = now
+            self.started_at, self._asap = now, False
             self._reported = set(self._finished)
             self._done = {}
             for vertex, index in self._finished:
@@ -125,7 +135,7 @@ class SnapshotCoordinator:
             self.ledger.publish_through(sid)
         with self._lock:
             self.in_progress, self.last_complete = None, sid
-            self._ready_at = now + self.interval
+            self._ready_at = now if self._asap else now + self.interval
         _log.debug("snapshot %d complete", sid)
         return sid
 

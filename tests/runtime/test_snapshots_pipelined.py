@@ -256,3 +256,64 @@ def test_restore_when_processor_does_not_override_restore_then_fails_naming_vert
     dag.edge(between(fail, stateful))
     with pytest.raises(JobFailedError, match=r"vertex 'stateful'.*SavesButCannotRestore.*restore_from_snapshot"):
         _run(engine, dag, _config(EXACTLY_ONCE))
+
+
+def _stream_sequence():
+    def fill(state, buf):
+        for _ in range(20):
+            buf.add(state["n"])
+            state["n"] += 1
+        time.sleep(0.005)
+
+    def restore(state, saved):
+        state["n"] = saved[0]
+
+    return (SourceBuilder.stream("ticks", lambda ctx: {"n": 0}).fill_buffer_fn(fill)
+            .create_snapshot_fn(lambda state: state["n"]).restore_snapshot_fn(restore).build())
+
+
+def _wait_for(predicate, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(0.05)
+
+
+def test_suspend_resume_restart_when_stream_job_then_output_contiguous_and_exactly_once(engine):
+    dag = DAG()
+    source = dag.new_vertex("ticks", _stream_sequence())
+    sink = dag.new_vertex("sink", write_list_p("suspended"), local_parallelism=1)
+    dag.edge(between(source, sink))
+    out = engine.get_list("suspended")
+    job = engine.new_job(dag, _config(EXACTLY_ONCE, snapshot_interval_ms=200))
+    _wait_for(lambda: len(out) > 500)
+    job.suspend()
+    assert job.status is JobStatus.SUSPENDED
+    frozen = len(out)
+    time.sleep(1.0)
+    assert len(out) == frozen  # nothing runs while suspended
+    job.resume()
+    _wait_for(lambda: len(out) > frozen + 500)
+    job.restart()
+    assert job.status is JobStatus.RUNNING
+    _wait_for(lambda: len(out) > frozen + 1000)
+    job.cancel()
+    with pytest.raises(JobFailedError):
+        job.join(timeout=TIMEOUT)
+    items = list(out)
+    assert items == list(range(len(items)))  # every published item once, none skipped
+
+
+def test_suspend_when_job_takes_no_snapshots_then_refused(engine):
+    dag = DAG()
+    source = dag.new_vertex("ticks", _stream_sequence())
+    dag.edge(between(source, dag.new_vertex("sink", write_list_p("no-snapshots"), local_parallelism=1)))
+    job = engine.new_job(dag, _config(NONE))
+    try:
+        _wait_for(lambda: job.status is JobStatus.RUNNING)
+        with pytest.raises(Exception, match="needs a PIPELINED job with processing_guarantee"):
+            job.suspend()
+    finally:
+        job.cancel()
+        with pytest.raises(JobFailedError):
+            job.join(timeout=TIMEOUT)

@@ -18,6 +18,9 @@
   restore their processors' routed entries; :class:`~dag.runtime.snapshot_coordinator.RestartPolicy` stops after
   ``JobConfig.max_restarts`` restarts in a row, failing the job with the last error. Restarts are logged
   (logger ``jetspark.snapshots``) and counted (``job.metrics().restarts``). A cancelled job never restarts;
+- **suspend/resume/restart** (``job.suspend()``, ``job.resume()``, ``job.restart()``): a snapshot is taken at
+  once, the execution stops after it completed (status SUSPENDED; what ran after the snapshot is rolled back
+  like after a failure), and ``resume`` starts a new execution from that snapshot; ``restart`` is both;
 - **driver-side sinks** of an EXACTLY_ONCE job stage their items in a :class:`~dag.runtime.sink_ledger.SinkLedger`
   (``STAGE_TOPIC``), sealed per snapshot (``SEAL_TOPIC``); a completed job publishes what remains.
 """
@@ -31,7 +34,7 @@ import time
 from typing import Any
 
 from dag.config import ProcessingGuarantee
-from dag.errors import JobFailedError
+from dag.errors import DagValidationError, JobFailedError
 from dag.runtime.failures import _ID_RE, ID_PREFIX, RECORD_WAIT, _text
 from dag.runtime.pipelined.snapshots import SNAPSHOT_TOPIC, SnapshotSpec
 from dag.runtime.sink_ledger import SinkLedger
@@ -49,6 +52,9 @@ RESTART_DELAY = 0.2
 """Seconds between a failed execution and the next attempt."""
 TICK_SECONDS = 0.02
 """How often the ticker looks whether a snapshot is due or complete."""
+STOP_WAIT = 30.0
+"""Seconds ``suspend()`` waits for the stage to stop after its snapshot completed."""
+_CANCELLED = object()
 _log = logging.getLogger("jetspark.snapshots")
 
 
@@ -68,6 +74,8 @@ class SnapshotRun:
         self.policy = RestartPolicy(config.max_restarts)
         self.finish_log: list[list] = []
         self._records_before = 0
+        self._suspending = threading.Event()
+        self._resume = threading.Event()
         self._lock = threading.Lock()
 
     @property
@@ -128,6 +136,11 @@ class SnapshotRun:
                 run._run_stage(spec)  # noqa: SLF001
             except BaseException as exc:  # noqa: BLE001
                 ticker.join(5)
+                if self._suspending.is_set() and not self.job._cancelled:  # noqa: SLF001 - stopped, maybe forcibly
+                    restore_id = self._suspended()
+                    if restore_id is _CANCELLED:
+                        return
+                    continue
                 failure = self._failure_of(exc)
                 if self.job._cancelled or not self.policy.should_restart(failure, True):  # noqa: SLF001
                     if failure is not None:  # name this execution's failure (the job reports the one named)
@@ -137,9 +150,67 @@ class SnapshotRun:
                                                                "exc_message": str(exc)[:300]})
                 continue
             ticker.join(5)
-            if self.ledger is not None:
+            if self._suspending.is_set() and not self.job._cancelled:  # noqa: SLF001
+                restore_id = self._suspended()
+                if restore_id is not _CANCELLED:
+                    continue
+            if self.ledger is not None and not self.job._cancelled:  # noqa: SLF001
                 self.ledger.publish_all()
             return
+
+    # ------------------------------------------------------------------ suspend, resume, restart
+    def suspend(self, timeout: float = SNAPSHOT_TIMEOUT) -> None:
+        """Take a snapshot now, then stop the execution; the job becomes SUSPENDED until :meth:`resume`."""
+        from dag.runtime.job import JobStatus
+
+        if self.job.status is not JobStatus.RUNNING or self._suspending.is_set():
+            raise DagValidationError(f"Job '{self.job.name}' is {self.job.status.value}: only a RUNNING job can be "
+                                     "suspended")
+        target = self.coordinator.request_now()
+        deadline = time.monotonic() + timeout
+        while (self.coordinator.last_complete or -1) < target:
+            if time.monotonic() > deadline or self.run.stage_done.is_set():
+                raise JobFailedError(f"Job '{self.job.name}': no snapshot completed within {timeout:.0f} s, so it "
+                                     "was not suspended", job_name=self.job.name)
+            time.sleep(TICK_SECONDS)
+        self._resume.clear()
+        self._suspending.set()
+        self.run.stop_requested.set()
+        while self.job.status is not JobStatus.SUSPENDED and not self.job.status.is_terminal:
+            if time.monotonic() > deadline + STOP_WAIT:
+                break
+            time.sleep(TICK_SECONDS)
+
+    def resume(self) -> None:
+        """Restart a SUSPENDED job from the snapshot taken when it was suspended."""
+        from dag.runtime.job import JobStatus
+
+        if self.job.status is not JobStatus.SUSPENDED:
+            raise DagValidationError(f"Job '{self.job.name}' is {self.job.status.value}: only a SUSPENDED job can be "
+                                     "resumed")
+        self._resume.set()
+        deadline = time.monotonic() + STOP_WAIT
+        while self.job.status is JobStatus.SUSPENDED and time.monotonic() < deadline:
+            time.sleep(TICK_SECONDS)
+
+    def _suspended(self) -> Any:
+        """The stage stopped for a suspension: wait for resume (or cancel); the snapshot to restart from."""
+        from dag.runtime.job import JobStatus
+
+        run, job = self.run, self.job
+        restore_id = self.coordinator.prepare_restart()
+        job._status = JobStatus.SUSPENDED  # noqa: SLF001
+        _log.info("Job '%s' suspended at snapshot %s", job.name, restore_id)
+        while not self._resume.wait(TICK_SECONDS * 5):
+            if job._cancelled:  # noqa: SLF001
+                return _CANCELLED
+        self._suspending.clear()
+        run.attempt += 1
+        run.stop_requested.clear()
+        run.stage_done.clear()
+        job._status = JobStatus.RUNNING  # noqa: SLF001
+        _log.info("Job '%s' resumes from snapshot %s", job.name, restore_id)
+        return restore_id
 
     def _failure_of(self, exc: BaseException) -> dict | None:
         """The failure record of the execution that just failed: the one named in Spark's error, else the first
