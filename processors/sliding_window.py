@@ -45,7 +45,7 @@ from processors.inbox import Inbox
 from processors.stateless import check_callable, fn_name
 from processors.snapshot_keys import SnapshotKey
 from processors.window_base import (MAX_RESTORED, WindowingProcessor, WindowingSupplier, check_fns, check_op,
-                                    diagnose_failure)
+                                    raise_diagnosed)
 from processors.windows import (MAX_TIMESTAMP, MIN_WATERMARK, SlidingWindowPolicy, TimestampedEntry,
                                 TimestampKind, broadcast_key, timestamped_entries)
 
@@ -145,7 +145,7 @@ class SlidingWindowP(WindowingProcessor):
                     frame[key] = accumulate(create() if acc is _MISSING else acc, item)
         except Exception as exc:
             fns = [("timestamp_fns", ts_fn), ("key_fns", key_fn)]
-            raise diagnose_failure(self._owner, ordinal, item, fns, exc) from exc
+            raise_diagnosed(self._owner, ordinal, item, fns, exc)
         finally:
             self.top_ts = top
             if late:
@@ -187,7 +187,7 @@ class SlidingWindowP(WindowingProcessor):
                 frame[key] = frame.get(key, 0) + item[1]
         except Exception as exc:
             fns = [("timestamp_fns", _TIMESTAMP_GETTER), ("key_fns", itemgetter(0))]
-            raise diagnose_failure(self._owner, 0, item, fns, exc) from exc
+            raise_diagnosed(self._owner, 0, item, fns, exc)
         finally:
             self.top_ts = top
             if late:

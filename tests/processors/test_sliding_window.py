@@ -308,3 +308,11 @@ def test_combine_when_item_is_not_a_timestamped_entry_then_error_naming_the_item
     p = combine_to_sliding_window_p(sliding_win_policy(4, 2), counting())
     with pytest.raises(Exception, match=r"timestamp_fns\[0\] failed on item \('k', 1\).*AttributeError"):
         verify_processor(p).input([("k", 1)]).expect_output([])
+
+
+def test_processor_when_accumulate_fails_then_its_own_error_is_raised_unwrapped():
+    op = AggregateOperation(lambda: 0, lambda acc, e: acc + 1 / 0, lambda a, b: a + b)
+    p = aggregate_to_sliding_window_p(entry_key, lambda e: 1, TimestampKind.EVENT, tumbling_win_policy(2), op)
+    with pytest.raises(ZeroDivisionError) as info:
+        verify_processor(p).input([("a", 1)]).expect_output([])
+    assert info.value.__cause__ is not info.value
