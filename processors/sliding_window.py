@@ -260,18 +260,21 @@ class SlidingWindowP(WindowingProcessor):
             window = self._compute_window(end)
             result_fn = export if window is self.sliding_window else finish
             entries_as_is = plain_entries and result_fn is identity
-            pairs = iter(window.items())
-            chunk = list(islice(pairs, _CHUNK))
-            while chunk:  # in chunks, so that few outputs are alive at a time
-                if entries_as_is:
-                    out = timestamped_entries(end, chunk)
-                else:
-                    begin = end - window_size
+            pairs = iter(window.items())  # made and offered in chunks, so that few outputs are alive at a time
+            if entries_as_is:
+                out = timestamped_entries(end, islice(pairs, _CHUNK))
+                while out:
+                    yield out
+                    out = timestamped_entries(end, islice(pairs, _CHUNK)) if len(out) == _CHUNK else None
+            else:
+                begin = end - window_size
+                chunk = list(islice(pairs, _CHUNK))
+                while chunk:
                     out = [o for o in (map_to_output(begin, end, key, result_fn(acc)) for key, acc in chunk)
                            if o is not None]
-                if out:
-                    yield out
-                chunk = list(islice(pairs, _CHUNK))
+                    if out:
+                        yield out
+                    chunk = list(islice(pairs, _CHUNK))
             self._complete_window(end)
             end += size
 
