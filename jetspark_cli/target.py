@@ -12,8 +12,9 @@ Rules:
   parameter's default (or its annotation: ``int``, ``float``, ``bool``, ``str``, ``Path``); a bool parameter is a
   flag (``--interactive``; ``--no-interactive`` for False). Parameters without a default may also be given
   positionally, in order.
-- The function returns a :class:`~dag.DAG` or a :class:`~jetspark_cli.spec.JobSpec`; a DAG is wrapped in a
-  ``JobSpec`` with no ``prepare``/``report``.
+- The function returns a :class:`~dag.DAG`, a pipeline (``pipeline.Pipeline``: anything with ``to_dag()``) or a
+  :class:`~jetspark_cli.spec.JobSpec` (whose ``dag`` may be a pipeline too); a pipeline is lowered with
+  ``to_dag()``, and a DAG is wrapped in a ``JobSpec`` with no ``prepare``/``report``.
 
 Every user mistake raises :class:`TargetError` with a one-paragraph message naming the target and the fix.
 """
@@ -252,8 +253,15 @@ def parameter_help(target: Target) -> str:
 
 
 def _as_spec(target: Target, result: Any) -> JobSpec:
-    from dag.model import DAG
+    import dataclasses
 
+    from dag.model import DAG
+    from dag.runtime.engine import as_dag
+
+    if isinstance(result, JobSpec) and not isinstance(result.dag, DAG):
+        result = dataclasses.replace(result, dag=_lowered(target, result.dag, as_dag))
+    elif not isinstance(result, (DAG, JobSpec)):
+        result = _lowered(target, result, as_dag)
     if isinstance(result, JobSpec):
         if not isinstance(result.dag, DAG):
             raise TargetError(f"{target.function_name}() of {target.text} returned a JobSpec whose dag is a "
@@ -262,6 +270,15 @@ def _as_spec(target: Target, result: Any) -> JobSpec:
     if isinstance(result, DAG):
         return JobSpec(result)
     raise TargetError(
-        f"{target.function_name}() of {target.text} returned {type(result).__name__}, expected a DAG or a "
-        f"jetspark_cli.spec.JobSpec(dag, prepare=None, report=None)"
+        f"{target.function_name}() of {target.text} returned {type(result).__name__}, expected a DAG, a "
+        f"pipeline or a jetspark_cli.spec.JobSpec(dag, prepare=None, report=None)"
     )
+
+
+def _lowered(target: Target, job: Any, as_dag: Any) -> Any:
+    """A pipeline's DAG (``job`` unchanged if it is not a pipeline); lowering errors become ``TargetError``."""
+    try:
+        return as_dag(job)
+    except Exception as exc:
+        raise TargetError(f"the pipeline {target.function_name}() of {target.text} returned cannot be lowered to "
+                          f"a DAG: {type(exc).__name__}: {exc}") from exc

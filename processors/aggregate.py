@@ -37,8 +37,11 @@ from dag.errors import DagValidationError
 __all__ = ["AggregateOperation"]
 
 
-def _identity(value: Any) -> Any:
+def identity(value: Any) -> Any:
+    """The identity function: the default ``export_fn`` and ``with_identity_finish``'s ``finish_fn`` (processors
+    test ``fn is identity`` to skip the call)."""
     return value
+
 
 
 class AggregateOperation:
@@ -95,7 +98,7 @@ class AggregateOperation:
         self._accumulate_fns = fns
         self._combine_fn = combine_fn
         self._deduct_fn = deduct_fn
-        self._export_fn = export_fn if export_fn is not None else _identity
+        self._export_fn = export_fn if export_fn is not None else identity
         self._finish_fn = finish_fn if finish_fn is not None else self._export_fn
         self._name = name
         self._fast_path = fast_path
@@ -198,7 +201,7 @@ class AggregateOperation:
 
         ``export`` on the result raises, as in Jet: an exported accumulator would be shared with the operation.
         """
-        return self._copy(export_fn=_export_forbidden, finish_fn=_identity,
+        return self._copy(export_fn=_export_forbidden, finish_fn=identity,
                           name=f"{self._label()}.with_identity_finish()")
 
     def and_then(self, fn: Callable[[Any], Any]) -> AggregateOperation:

@@ -109,6 +109,10 @@ class _Accumulating(Processor):
     def init(self, outbox: Any, context: Any) -> None:
         self._outbox = outbox
 
+    def try_process_watermark(self, watermark: Any) -> bool:
+        """Forward the watermark (Jet 4's aggregating processors are ``AbstractProcessor``s, which forward it)."""
+        return self._outbox.offer(watermark)
+
     def complete(self) -> bool:
         outputs = self._outputs
         if outputs is None:

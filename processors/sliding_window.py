@@ -33,10 +33,12 @@ Results of the recomputed and tumbling windows use ``finish_fn``; the persistent
 
 from __future__ import annotations
 
+from itertools import islice
+from operator import attrgetter, itemgetter
 from typing import Any, Callable, Iterator, Sequence
 
 from dag.errors import DagValidationError, ProcessorContractError
-from processors.aggregate import AggregateOperation
+from processors.aggregate import AggregateOperation, identity
 from processors.event_time import check_timestamp
 from processors.functions import entry_key, entry_value
 from processors.inbox import Inbox
@@ -45,17 +47,30 @@ from processors.snapshot_keys import SnapshotKey
 from processors.window_base import (MAX_RESTORED, WindowingProcessor, WindowingSupplier, check_fns, check_op,
                                     diagnose_failure)
 from processors.windows import (MAX_TIMESTAMP, MIN_WATERMARK, BroadcastKey, SlidingWindowPolicy, TimestampedEntry,
-                                TimestampKind, broadcast_key)
+                                TimestampKind, broadcast_key, timestamped_entries)
 
 __all__ = ["aggregate_to_sliding_window_p", "accumulate_by_frame_p", "combine_to_sliding_window_p", "SlidingWindowP"]
 
 NEXT_WIN_TO_EMIT = broadcast_key("NEXT_WIN_TO_EMIT")
+_CHUNK = 1024  # window outputs are made and offered this many at a time
 _MISSING = object()
 
 
 def _timestamp_of(item: Any) -> int:
     """The timestamp of a ``TimestampedEntry`` (stage 2's timestamp function)."""
     return item.timestamp
+
+
+_TIMESTAMP_GETTER = attrgetter("timestamp")
+_C_LEVEL = {entry_key: itemgetter(0), entry_value: itemgetter(1), _timestamp_of: _TIMESTAMP_GETTER}
+
+
+def _c_level(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """The library's item functions as their C-implemented ``operator`` equivalents (same results, cheaper calls)."""
+    try:
+        return _C_LEVEL.get(fn, fn)
+    except TypeError:  # an unhashable callable object
+        return fn
 
 
 class SlidingWindowP(WindowingProcessor):
@@ -66,15 +81,17 @@ class SlidingWindowP(WindowingProcessor):
                  map_to_output_fn: Callable[[int, int, Any, Any], Any], is_last_stage: bool,
                  fast_path: str | None = None):
         super().__init__()
-        self._key_fns = key_fns
-        self._timestamp_fns = timestamp_fns
+        self._key_fns = tuple(_c_level(fn) for fn in key_fns)
+        self._timestamp_fns = tuple(_c_level(fn) for fn in timestamp_fns)
         self._shift = 1 if timestamp_kind is TimestampKind.FRAME else 0
         self._policy = win_policy
         self._op = aggr_op
         self._accumulate_fns = aggr_op.accumulate_fns
         self._map_to_output_fn = map_to_output_fn
         self._is_last_stage = is_last_stage
-        self._fast_path = fast_path  # "count" (acc + 1) or "add_value" (acc + item[1]), accumulators start at 0
+        # "count" (acc + 1) or "add_value" (acc + item[1]): counting()/summing(), int accumulators from 0, combined
+        # with + and deducted with -, so the loops inline them
+        self._fast_path = fast_path
         self._uses_deduct = not win_policy.is_tumbling() and aggr_op.deduct_fn is not None
         self._empty_acc = aggr_op.create()
         self.frames: dict[int, dict] = {}
@@ -83,6 +100,8 @@ class SlidingWindowP(WindowingProcessor):
         self.top_ts = MIN_WATERMARK
         self.late_events_dropped = 0
         self._window_iter: Iterator | None = None  # window output in progress (a watermark or a flush)
+        self._window_out: list | None = None  # the window outputs being offered, from position _out_pos
+        self._out_pos = 0
         self._pending_wm: Any = None  # the watermark to forward once its windows are out
         self._flushing = False
         self._snapshotting: Iterator | None = None
@@ -90,10 +109,14 @@ class SlidingWindowP(WindowingProcessor):
 
     # ------------------------------------------------------------------ items
     def process(self, ordinal: int, inbox: Inbox) -> None:
+        if self._fast_path == "add_value" and self._timestamp_fns[0] is _TIMESTAMP_GETTER and type(inbox) is Inbox:
+            self._combine_numbers(inbox)
+            return
         key_fn = self._key_fns[ordinal]
         ts_fn = self._timestamp_fns[ordinal]
         accumulate = self._accumulate_fns[ordinal]
-        frames, create, fast = self.frames, self._op.create_fn, self._fast_path
+        frames, create = self.frames, self._op.create_fn
+        count_fast, add_fast = self._fast_path == "count", self._fast_path == "add_value"
         size, offset, shift = self._policy.frame_size, self._policy.frame_offset, self._shift
         next_win, top, late = self.next_win_to_emit, self.top_ts, 0
         items = inbox._items if type(inbox) is Inbox else list(inbox)
@@ -116,9 +139,9 @@ class SlidingWindowP(WindowingProcessor):
                 frame = frames.get(frame_ts)
                 if frame is None:
                     frame = frames[frame_ts] = {}
-                if fast == "count":
+                if count_fast:
                     frame[key] = frame.get(key, 0) + 1
-                elif fast == "add_value":
+                elif add_fast:
                     frame[key] = frame.get(key, 0) + item[1]
                 else:
                     acc = frame.get(key, _MISSING)
@@ -126,6 +149,35 @@ class SlidingWindowP(WindowingProcessor):
         except Exception as exc:
             fns = [("timestamp_fns", ts_fn), ("key_fns", key_fn)]
             raise diagnose_failure(self._owner, ordinal, item, fns, exc) from exc
+        finally:
+            self.top_ts = top
+            if late:
+                self._count_late(late)
+        inbox.clear()
+
+    def _combine_numbers(self, inbox: Inbox) -> None:
+        """Stage 2 of counting()/summing(): the loop of ``process`` for ``TimestampedEntry`` items holding ints,
+        with the key, timestamp and ``+`` inline."""
+        frames, size, offset = self.frames, self._policy.frame_size, self._policy.frame_offset
+        next_win, top, late = self.next_win_to_emit, self.top_ts, 0
+        item = None
+        try:
+            for item in inbox._items:
+                ts = item.timestamp - 1  # TimestampKind.FRAME
+                frame_ts = ts - (ts - offset) % size + size
+                if frame_ts < next_win:
+                    late += 1
+                    continue
+                if frame_ts > top:
+                    top = frame_ts
+                frame = frames.get(frame_ts)
+                if frame is None:
+                    frame = frames[frame_ts] = {}
+                key = item[0]
+                frame[key] = frame.get(key, 0) + item[1]
+        except Exception as exc:
+            fns = [("timestamp_fns", _TIMESTAMP_GETTER), ("key_fns", itemgetter(0))]
+            raise diagnose_failure(self._owner, 0, item, fns, exc) from exc
         finally:
             self.top_ts = top
             if late:
@@ -144,10 +196,8 @@ class SlidingWindowP(WindowingProcessor):
             self._pending_wm = watermark
             start = self._range_start(wm)
             self._window_iter = None if start is None else self._windows(start, wm)
-        if self._window_iter is not None:
-            if not self.emit_from_traverser(self._window_iter):
-                return False
-            self._window_iter = None
+        if self._window_iter is not None and not self._emit_windows():
+            return False
         self.next_win_to_emit = self._policy.higher_frame_ts(watermark.timestamp)
         if not self.try_emit(watermark):
             return False
@@ -164,11 +214,29 @@ class SlidingWindowP(WindowingProcessor):
         # start from it and add leading / deduct trailing frames from then on
         return min(min(self.frames), self._policy.floor_frame_ts(wm))
 
-    def _windows(self, start: int, last: int) -> Iterator[Any]:
-        """The outputs of windows ``start, start + frame_size, ... <= last``, evicting as they complete."""
+    def _emit_windows(self) -> bool:
+        """Offer the outputs of ``_window_iter`` window by window (a window is computed only when the previous
+        one is out); True when all are out."""
+        offer_many = self._outbox.offer_many
+        while True:
+            out = self._window_out
+            if out is None:
+                out = next(self._window_iter, None)
+                if out is None:
+                    self._window_iter = None
+                    return True
+                self._window_out, self._out_pos = out, 0
+            self._out_pos = offer_many(out, self._out_pos, no_none=True)  # _windows drops None results
+            if self._out_pos < len(out):
+                return False
+            self._window_out = None
+
+    def _windows(self, start: int, last: int) -> Iterator[list]:
+        """The output lists of windows ``start, start + frame_size, ... <= last``, evicting as they complete."""
         policy, frames = self._policy, self.frames
         size, window_size = policy.frame_size, policy.window_size
         map_to_output, finish, export = self._map_to_output_fn, self._op.finish_fn, self._op.export_fn
+        plain_entries = map_to_output is TimestampedEntry.from_window_result
         end = start
         while end <= last:
             if not self.sliding_window:  # skip windows that hold no frame: they emit nothing
@@ -181,10 +249,19 @@ class SlidingWindowP(WindowingProcessor):
                         return
             window = self._compute_window(end)
             result_fn = export if window is self.sliding_window else finish
-            for key, acc in window.items():
-                out = map_to_output(end - window_size, end, key, result_fn(acc))
-                if out is not None:
+            entries_as_is = plain_entries and result_fn is identity
+            pairs = iter(window.items())
+            chunk = list(islice(pairs, _CHUNK))
+            while chunk:  # in chunks, so that few outputs are alive at a time
+                if entries_as_is:
+                    out = timestamped_entries(end, chunk)
+                else:
+                    begin = end - window_size
+                    out = [o for o in (map_to_output(begin, end, key, result_fn(acc)) for key, acc in chunk)
+                           if o is not None]
+                if out:
                     yield out
+                chunk = list(islice(pairs, _CHUNK))
             self._complete_window(end)
             end += size
 
@@ -213,6 +290,16 @@ class SlidingWindowP(WindowingProcessor):
         if not frame:
             return
         window, create, empty = self.sliding_window, self._op.create_fn, self._empty_acc
+        if self._fast_path is not None:  # int accumulators: + and - inline, 0 is empty
+            sign = 1 if fn is self._op.combine_fn else -1
+            get = window.get
+            for key, acc in frame.items():
+                result = get(key, 0) + sign * acc
+                if result:
+                    window[key] = result
+                else:
+                    window.pop(key, None)
+            return
         for key, acc in frame.items():
             current = window.get(key, _MISSING)
             result = fn(create() if current is _MISSING else current, acc)
@@ -239,9 +326,9 @@ class SlidingWindowP(WindowingProcessor):
             last = self.top_ts + self._policy.window_size - self._policy.frame_size
             self._window_iter = self._windows(self._range_start(last), last)
             self._flushing = True
-        if not self.emit_from_traverser(self._window_iter):
+        if not self._emit_windows():
             return False
-        self._window_iter, self._flushing = None, False
+        self._flushing = False
         return True
 
     def save_to_snapshot(self) -> bool:

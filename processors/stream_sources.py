@@ -242,9 +242,12 @@ class StreamFilesP(PendingItemsSource):
             self._files[name] = _WatchedFile(size, self._encoding, skip_first=size > 0 and not self._ends_line(name))
 
     def _ends_line(self, name: str) -> bool:
-        with open(os.path.join(self._directory, name), "rb") as f:
-            f.seek(-1, os.SEEK_END)
-            return f.read(1) in (b"\n", b"\r")
+        try:
+            with open(os.path.join(self._directory, name), "rb") as f:
+                f.seek(-1, os.SEEK_END)
+                return f.read(1) in (b"\n", b"\r")
+        except OSError:  # deleted or truncated meanwhile
+            return True
 
     def _scan(self) -> dict[str, int] | None:
         """Sizes of this processor's matching files; ``None`` if the directory is gone."""
@@ -292,6 +295,8 @@ class StreamFilesP(PendingItemsSource):
         except FileNotFoundError:
             return []
         watched.offset += len(data)
+        if len(data) == _READ_BYTES * 16:  # more is waiting: look again at once
+            self._next_scan = 0.0
         try:
             text = watched.decoder.decode(data)
         except UnicodeDecodeError as exc:

@@ -27,7 +27,7 @@ from dag.errors import DagValidationError
 
 __all__ = [
     "MIN_WATERMARK", "MAX_TIMESTAMP", "SlidingWindowPolicy", "sliding_win_policy", "tumbling_win_policy",
-    "TimestampKind", "TimestampedEntry", "WindowResult", "BroadcastKey", "broadcast_key",
+    "TimestampKind", "TimestampedEntry", "WindowResult", "BroadcastKey", "broadcast_key", "timestamped_entries",
 ]
 
 MIN_WATERMARK = -(2**63)
@@ -244,6 +244,22 @@ class TimestampedEntry(tuple):
         import copy
 
         return TimestampedEntry(self.timestamp, copy.deepcopy(self[0], memo), copy.deepcopy(self[1], memo))
+
+
+def timestamped_entries(timestamp: int, pairs: Any) -> list:
+    """``[TimestampedEntry(timestamp, key, value) for key, value in pairs]``, built without the Python-level
+    constructor (the windowing processors' hot path).
+
+    >>> timestamped_entries(4, {"a": 1}.items())
+    [TimestampedEntry(4, 'a', 1)]
+    """
+    new, cls, out = tuple.__new__, TimestampedEntry, []
+    append = out.append
+    for pair in pairs:
+        entry = new(cls, pair)
+        entry.timestamp = timestamp
+        append(entry)
+    return out
 
 
 class WindowResult(tuple):

@@ -38,6 +38,15 @@ a, b = d.new_vertex("a", Nop), d.new_vertex("b", Nop, 2)
 d.edge(edges.between(a, b).partitioned(str).distributed())
 d.to_dot(); d.describe().model_dump_json(); d.to_networkx(); list(d)
 
+# and a pipeline, lowered
+import pipeline
+p = pipeline.Pipeline.create()
+words = p.read_from(pipeline.Sources.list("text")).flat_map(str.split)
+words.grouping_key(str).aggregate(processors.counting()).write_to(pipeline.Sinks.map("counts"))
+words.hash_join(p.read_from(pipeline.TestSources.items(("a", 1))), pipeline.JoinClause.join_map_entries(str),
+                lambda w, n: (w, n)).write_to(pipeline.Sinks.logger())
+p.to_dag().to_dot()
+
 children = []
 for pid in os.listdir("/proc"):
     if pid.isdigit():

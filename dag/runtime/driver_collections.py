@@ -25,6 +25,7 @@ at the journal's current end. Offsets are plain ints, so a source can save them 
 from __future__ import annotations
 
 import collections
+import functools
 import itertools
 import logging
 import threading
@@ -40,6 +41,7 @@ DEFAULT_JOURNAL_CAPACITY = 10_000
 
 _log = logging.getLogger("jetspark.journal")
 _MISSING = object()
+_ADDED, _UPDATED = EventType.ADDED, EventType.UPDATED
 
 
 class MapJournal:
@@ -55,21 +57,34 @@ class MapJournal:
         self.name = name
         self.partition_count = partition_count
         self.capacity = capacity
-        self._partitioner = Partitioner.default()
+        self._partition = functools.partial(Partitioner.default().get_partition, partition_count=partition_count)
         self._events = [collections.deque(maxlen=capacity) for _ in range(partition_count)]
         self._next_seq = [0] * partition_count
         self.lock = threading.RLock()
 
     def partition_of(self, key: Any) -> int:
         """The journal partition of ``key`` (the default partitioner)."""
-        return self._partitioner.get_partition(key, self.partition_count)
+        return self._partition(key)
 
     def append(self, event: EventJournalMapEvent) -> None:
         """Record one event in its key's partition (the oldest event goes if the partition is full)."""
-        p = self.partition_of(event.key)
         with self.lock:
-            self._events[p].append(event)
-            self._next_seq[p] += 1
+            self.record(event.key, event.new_value, event.old_value, event.type)
+
+    def record(self, key: Any, new_value: Any, old_value: Any, type: EventType) -> None:  # noqa: A002
+        """:meth:`append` for a caller that holds :attr:`lock`; the event is kept as a plain tuple and becomes an
+        ``EventJournalMapEvent`` only when read (most events of a big map are never read)."""
+        p = self._partition(key)
+        self._events[p].append((key, new_value, old_value, type))
+        self._next_seq[p] += 1
+
+    def record_all(self, raw_events: list) -> None:
+        """:meth:`record` for many ``(key, new_value, old_value, type)`` tuples (caller holds :attr:`lock`)."""
+        partition, events, sequences = self._partition, self._events, self._next_seq
+        for raw in raw_events:
+            p = partition(raw[0])
+            events[p].append(raw)
+            sequences[p] += 1
 
     def oldest_sequence(self, partition: int) -> int:
         """The sequence of the oldest event still held in ``partition``."""
@@ -96,7 +111,7 @@ class MapJournal:
             elif offset < oldest:
                 lost, offset = oldest - offset, oldest
             start = offset - oldest
-            taken = list(itertools.islice(events, start, start + max(0, max_count)))
+            taken = [EventJournalMapEvent(*raw) for raw in itertools.islice(events, start, start + max(0, max_count))]
         if lost:
             _log.warning("event journal of map '%s', partition %d: %d event(s) were dropped before they were "
                          "read (the journal keeps %d events per partition); reading on from sequence %d",
@@ -120,15 +135,16 @@ class JournaledMap(dict):
         self.journal = journal
 
     def _put(self, key: Any, value: Any) -> None:
+        """Put under the journal's lock (held by the caller)."""
         old = dict.get(self, key, _MISSING)
         dict.__setitem__(self, key, value)
         if old is _MISSING:
-            self.journal.append(EventJournalMapEvent(key, value, None, EventType.ADDED))
+            self.journal.record(key, value, None, EventType.ADDED)
         else:
-            self.journal.append(EventJournalMapEvent(key, value, old, EventType.UPDATED))
+            self.journal.record(key, value, old, EventType.UPDATED)
 
     def _removed(self, key: Any, old: Any) -> None:
-        self.journal.append(EventJournalMapEvent(key, None, old, EventType.REMOVED))
+        self.journal.record(key, None, old, EventType.REMOVED)
 
     def __setitem__(self, key: Any, value: Any) -> None:
         with self.journal.lock:
@@ -140,9 +156,13 @@ class JournaledMap(dict):
             self._removed(key, old)
 
     def update(self, other: Any = (), /, **kwargs: Any) -> None:
+        get, put, raw = dict.get, dict.__setitem__, []
         with self.journal.lock:
             for key, value in itertools.chain(_pairs(other), kwargs.items()):
-                self._put(key, value)
+                old = get(self, key, _MISSING)
+                put(self, key, value)
+                raw.append((key, value, None, _ADDED) if old is _MISSING else (key, value, old, _UPDATED))
+            self.journal.record_all(raw)
 
     def __ior__(self, other: Any) -> "JournaledMap":
         self.update(other)

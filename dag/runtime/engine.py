@@ -24,7 +24,16 @@ from dag.planner import PhysicalPlan, plan_dag
 from dag.runtime.driver_collections import DriverCollections
 from dag.runtime.job import Job
 
-__all__ = ["Engine"]
+__all__ = ["Engine", "as_dag"]
+
+
+def as_dag(job: Any) -> Any:
+    """``job`` itself, or ``job.to_dag()`` for a pipeline (anything with ``to_dag`` that is not a DAG)."""
+    from dag.model import DAG
+
+    if not isinstance(job, DAG) and callable(getattr(job, "to_dag", None)):
+        return job.to_dag()
+    return job
 
 _job_ids = itertools.count(1)
 """Job ids are unique in the process (like Jet's in a cluster), so engines sharing a SparkContext never share a
@@ -101,19 +110,22 @@ class Engine:
 
     # ------------------------------------------------------------------ planning and jobs
     def plan(self, dag: Any) -> PhysicalPlan:
-        """The physical plan ``dag`` would run with (``.explain()``, ``.to_dot()``); validates the DAG."""
-        return plan_dag(dag, self._config, self._members, self._default_parallelism)
+        """The physical plan ``dag`` (a DAG or a pipeline) would run with (``.explain()``, ``.to_dot()``);
+        validates the DAG."""
+        return plan_dag(as_dag(dag), self._config, self._members, self._default_parallelism)
 
     def new_job(self, dag: Any, config: JobConfig | None = None) -> Job:
-        """Plan ``dag`` and start it asynchronously; returns the :class:`~dag.runtime.job.Job` at once.
+        """Plan ``dag`` (a DAG, or a pipeline: anything with ``to_dag()``) and start it asynchronously;
+        returns the :class:`~dag.runtime.job.Job` at once.
 
-        Planning errors (an invalid DAG) and user functions that cannot be pickled (``shippable.py``) are
-        raised here, before anything runs.
+        Planning errors (an invalid DAG or pipeline) and user functions that cannot be pickled
+        (``shippable.py``) are raised here, before anything runs.
         """
         from dag.runtime.shippable import check_shippable
 
         self._check_open()
         config = config or JobConfig()
+        dag = as_dag(dag)
         plan = self.plan(dag)
         _refuse_stream_sources(dag)
         if self._ship_user_modules:

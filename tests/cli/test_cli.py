@@ -57,6 +57,21 @@ def job_file(tmp_path: Path) -> Path:
 
         def not_a_dag():
             return 42
+
+        def a_pipeline():
+            from pipeline import Pipeline, Sinks, Sources
+            p = Pipeline.create()
+            p.read_from(Sources.list("in")).map(str.upper).write_to(Sinks.list("out"))
+            return p
+
+        def dangling_pipeline():
+            from pipeline import Pipeline, Sources
+            p = Pipeline.create()
+            p.read_from(Sources.list("in")).map(str.upper)
+            return p
+
+        def pipeline_spec():
+            return JobSpec(a_pipeline(), name="pipe")
     '''))
     return path
 
@@ -124,7 +139,22 @@ def test_cli_when_traceback_flag_then_traceback_printed(job_file: Path, capsys: 
 
 def test_cli_when_function_returns_no_dag_then_exit_1(job_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["dot", f"{job_file}:not_a_dag"]) == 1
-    assert "returned int, expected a DAG or a jetspark_cli.spec.JobSpec" in capsys.readouterr().err
+    assert "returned int, expected a DAG, a pipeline or a jetspark_cli.spec.JobSpec" in capsys.readouterr().err
+
+
+def test_cli_when_function_returns_pipeline_then_dot_of_its_dag(job_file: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["dot", f"{job_file}:a_pipeline"]) == 0
+    out = capsys.readouterr().out
+    assert '"listSource(in)" -> "map"' in out and '"map" -> "listSink(out)"' in out
+    assert main(["dot", f"{job_file}:pipeline_spec"]) == 0
+    assert capsys.readouterr().out == out
+
+
+def test_cli_when_pipeline_has_dangling_stage_then_exit_1_naming_it(job_file: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explain", f"{job_file}:dangling_pipeline"]) == 1
+    assert "nothing attached to them: [map]" in capsys.readouterr().err
 
 
 def test_cli_when_dag_has_cycle_then_exit_1_naming_cycle(job_file: Path, capsys: pytest.CaptureFixture[str]) -> None:

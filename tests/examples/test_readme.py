@@ -34,3 +34,12 @@ def test_readme_word_count_snippet_when_run_then_prints_top_words():
     assert len(top) == 10
     assert all(expected[word] == count for word, count in top)
     assert [count for _, count in top] == sorted(expected.values(), reverse=True)[:10]
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_readme_pipeline_snippet_when_run_then_prints_the_manuals_counts():
+    code = readme_python_block("Pipeline API")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().splitlines()[-2:] == ["Count of hello: 4", "Count of world: 5"]

@@ -150,3 +150,12 @@ def test_aggregating_processors_when_snapshots_restored_then_state_survives():
         .expect_output([("a", ["a"] * 3), ("b", ["b"] * 3), ("c", ["c"] * 2)])
     verify_processor(sort_p()).input([9, 8, 7, 6, 5, 4]).expect_output([4, 5, 6, 7, 8, 9])
     verify_processor(aggregate_p(to_list())).input([1, 2, 3]).expect_output([[1, 2, 3]])
+
+
+@pytest.mark.parametrize("supplier", [
+    aggregate_p(counting()), accumulate_by_key_p(len, counting()), aggregate_by_key_p(len, counting()), sort_p(),
+], ids=repr)
+def test_aggregating_processor_when_watermark_then_forwarded_before_final_results(supplier):
+    from processors import Watermark
+    verify_processor(supplier).disable_snapshots().input(["x", Watermark(5)]).output_checker(
+        lambda expected, actual: actual[0] == Watermark(5) and len(actual) == 2).expect_output([])

@@ -302,3 +302,9 @@ def test_processor_when_watermark_goes_back_then_error():
                                       counting())
     with pytest.raises(Exception, match=r"received Watermark\(3\) after Watermark\(5\)"):
         verify_processor(p).disable_snapshots().input([W(5), W(3)]).expect_output([])
+
+
+def test_combine_when_item_is_not_a_timestamped_entry_then_error_naming_the_item():
+    p = combine_to_sliding_window_p(sliding_win_policy(4, 2), counting())
+    with pytest.raises(Exception, match=r"timestamp_fns\[0\] failed on item \('k', 1\).*AttributeError"):
+        verify_processor(p).input([("k", 1)]).expect_output([])

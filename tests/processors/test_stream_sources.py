@@ -251,3 +251,11 @@ def test_stream_files_when_two_processors_then_files_split_between_them(tmp_path
 def test_stream_files_when_directory_missing_then_error_names_it(tmp_path):
     with pytest.raises(DagError, match="directory '.*nowhere' does not exist"):
         _processor(stream_files_p(tmp_path / "nowhere"))
+
+
+def test_stream_files_when_append_larger_than_one_read_then_every_line_in_order(tmp_path):
+    proc, outbox = _processor(stream_files_p(tmp_path), capacity=100_000)
+    count = 150_000  # ~2.3 MB: several reads
+    _append(tmp_path / "big.txt", _lines(count))
+    items, _ = _run_until(proc, outbox, lambda items, done: len(items) >= count, timeout=60)
+    assert items == [f"line{i}" for i in range(count)]

@@ -1,0 +1,259 @@
+"""Sources and sinks of the Pipeline API: ``Sources``, ``Sinks``, ``TestSources`` (Jet's ``pipeline.Sources``...).
+
+Each factory returns a descriptor: :class:`BatchSource`, :class:`StreamSource` or :class:`Sink`, holding the
+vertex name Jet 4 gives it and the processor supplier that runs it. ``SourceBuilder``/``SinkBuilder``
+products from ``processors`` are accepted by ``read_from``/``write_to`` as they are (:func:`as_source`,
+:func:`as_sink`).
+
+==================================================  =====================  =====================================
+factory                                             vertex name            runs
+==================================================  =====================  =====================================
+``Sources.list(name)``                              ``listSource(NAME)``   ``read_list_p`` (driver-side list)
+``Sources.map(name)``                               ``mapSource(NAME)``    ``read_map_p`` (``(key, value)``)
+``Sources.files(directory, glob, shared_fs, enc)``  ``filesSource(DIR)``   ``read_files_p`` (lines)
+``Sources.batch_from_processor(name, supplier)``    ``NAME``               the supplier
+``TestSources.items(*items)``                       ``items``              one processor emitting the items
+``Sinks.list(name)`` / ``Sinks.map(name)``          ``listSink(NAME)`` ... ``write_list_p`` / ``write_map_p``
+``Sinks.files(directory, to_string_fn)``            ``filesSink(DIR)``     ``write_file_p``
+``Sinks.logger(to_string_fn)``                      ``loggerSink``         ``write_logger_p``
+``Sinks.noop()``                                    ``noop``               ``noop_p``
+``Sinks.from_processor(name, supplier)``            ``NAME``               the supplier
+==================================================  =====================  =====================================
+
+The stream sources (``Sources.socket``, ``Sources.map_journal``, ``Sources.stream_from_processor``,
+``TestSources.item_stream``) are in :mod:`pipeline.stream_sources`; ``Sources`` and ``TestSources`` expose them.
+
+>>> Sources.list("text").name
+'listSource(text)'
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from dag.errors import DagValidationError
+from processors.collections_io import read_list_p, read_map_p, write_list_p, write_map_p
+from processors.diagnostic import write_logger_p
+from processors.files import read_files_p, write_file_p
+from processors.inbox import Inbox
+from processors.processor import Processor
+from processors.stateless import noop_p
+from processors.suppliers import ProcessorMetaSupplier
+
+__all__ = ["BatchSource", "StreamSource", "Sink", "Sources", "Sinks", "TestSources", "as_source", "as_sink"]
+
+
+class BatchSource:
+    """A bounded source: the vertex ``name`` and the ``supplier`` it runs."""
+
+    def __init__(self, name: str, supplier: Any):
+        self.name = name
+        self.supplier = supplier
+
+    def __repr__(self) -> str:
+        return f"BatchSource({self.name!r})"
+
+
+class StreamSource:
+    """An unbounded source. ``supplier_fn(event_time)`` gives the supplier: ``event_time`` is ``None``
+    (no timestamps, or timestamps added later in the pipeline) or ``(timestamp_fn, allowed_lag)`` where
+    ``timestamp_fn`` is ``None`` for the source's native timestamps; the source then emits ``JetEvent`` items
+    and watermarks. ``native_timestamps``: whether ``with_native_timestamps`` is allowed."""
+
+    def __init__(self, name: str, supplier_fn: Callable[[Any], Any], native_timestamps: bool = False):
+        self.name = name
+        self.supplier_fn = supplier_fn
+        self.native_timestamps = native_timestamps
+
+    def __repr__(self) -> str:
+        return f"StreamSource({self.name!r})"
+
+
+class Sink:
+    """A sink: the vertex ``name`` and the ``supplier`` it runs."""
+
+    def __init__(self, name: str, supplier: Any):
+        self.name = name
+        self.supplier = supplier
+
+    def __repr__(self) -> str:
+        return f"Sink({self.name!r})"
+
+
+def _name(owner: str, name: Any) -> str:
+    if not isinstance(name, str) or not name:
+        raise DagValidationError(f"{owner}: the name must be a non-empty str, got {name!r}")
+    return name
+
+
+class _ItemsP(Processor):
+    """Emits the given items from ``complete()`` (the processor of ``TestSources.items``)."""
+
+    def __init__(self, items: tuple):
+        self.items = items
+        self._position = 0
+        self._outbox: Any = None
+
+    def init(self, outbox: Any, context: Any) -> None:
+        self._outbox = outbox
+
+    def process(self, ordinal: int, inbox: Inbox) -> None:  # pragma: no cover - a source has no input
+        inbox.clear()
+
+    def complete(self) -> bool:
+        self._position = self._outbox.offer_many(self.items, self._position)
+        return self._position == len(self.items)
+
+
+class _ItemsFactory:
+    def __init__(self, items: tuple):
+        self.items = items
+
+    def __call__(self) -> _ItemsP:
+        return _ItemsP(self.items)
+
+
+class Sources:
+    """Factories of pipeline sources (Jet's ``Sources``)."""
+
+    @staticmethod
+    def list(name: str) -> BatchSource:
+        """The items of the driver-side list ``engine.get_list(name)``."""
+        return BatchSource(f"listSource({_name('Sources.list', name)})", read_list_p(name))
+
+    @staticmethod
+    def map(name: str) -> BatchSource:
+        """The ``(key, value)`` entries of the driver-side map ``engine.get_map(name)``."""
+        return BatchSource(f"mapSource({_name('Sources.map', name)})", read_map_p(name))
+
+    @staticmethod
+    def files(directory: str | os.PathLike, glob: str = "*", shared_fs: bool = False,
+              encoding: str = "utf-8") -> BatchSource:
+        """The lines of the files in ``directory`` matching ``glob`` (``shared_fs`` as ``read_files_p``)."""
+        directory = os.fspath(directory)
+        return BatchSource(f"filesSource({directory})",
+                           read_files_p(directory, glob, shared_fs, encoding=encoding))
+
+    @staticmethod
+    def batch_from_processor(name: str, meta_supplier: Any) -> BatchSource:
+        """A bounded source running the processors of ``meta_supplier`` in a vertex named ``name``."""
+        return BatchSource(_name("Sources.batch_from_processor", name), meta_supplier)
+
+    @staticmethod
+    def socket(host: str, port: int, encoding: str = "utf-8") -> StreamSource:
+        """The lines a TCP server sends (a client connection, as ``stream_socket_p``); a stream source."""
+        from pipeline.stream_sources import socket_source
+
+        return socket_source(host, port, encoding)
+
+    @staticmethod
+    def map_journal(name: str, initial_position: Any = None, predicate_fn: Callable | None = None,
+                    projection_fn: Callable | None = None) -> StreamSource:
+        """The event journal of the driver-side map ``name`` (as ``stream_map_p``); a stream source."""
+        from pipeline.stream_sources import map_journal_source
+
+        return map_journal_source(name, initial_position, predicate_fn, projection_fn)
+
+    @staticmethod
+    def stream_from_processor(name: str, meta_supplier: Any) -> StreamSource:
+        """An unbounded source running the processors of ``meta_supplier`` in a vertex named ``name``."""
+        from pipeline.stream_sources import processor_stream_source
+
+        return processor_stream_source(_name("Sources.stream_from_processor", name), meta_supplier)
+
+
+class TestSources:
+    """Sources for tests (Jet's ``pipeline.test.TestSources``)."""
+
+    __test__ = False  # not a pytest test class
+
+    @staticmethod
+    def items(*items: Any) -> BatchSource:
+        """A batch source emitting ``items`` from one processor (a single ``list`` argument: its items, as Jet's
+        ``items(Collection)``; anything else, a tuple included, is one item).
+
+        >>> TestSources.items(1, 2, 3).name
+        'items'
+        """
+        if len(items) == 1 and isinstance(items[0], list):
+            items = tuple(items[0])
+        if any(item is None for item in items):
+            raise DagValidationError("TestSources.items(): items must not be None (a pipeline never carries None)")
+        supplier = ProcessorMetaSupplier.force_total_parallelism_one(_ItemsFactory(tuple(items)))
+        return BatchSource("items", supplier)
+
+    @staticmethod
+    def item_stream(items_per_second: int, generator_fn: Callable[[int, int], Any] | None = None) -> StreamSource:
+        """A stream of ``SimpleEvent(timestamp, sequence)`` (or ``generator_fn(timestamp, sequence)``) at
+        ``items_per_second``, with native timestamps; its vertex is ``itemStream``."""
+        from pipeline.stream_sources import item_stream_source
+
+        return item_stream_source(items_per_second, generator_fn)
+
+
+class Sinks:
+    """Factories of pipeline sinks (Jet's ``Sinks``)."""
+
+    @staticmethod
+    def list(name: str) -> Sink:
+        """Appends the items to the driver-side list ``engine.get_list(name)``."""
+        return Sink(f"listSink({_name('Sinks.list', name)})", write_list_p(name))
+
+    @staticmethod
+    def map(name: str) -> Sink:
+        """Puts ``(key, value)`` entries into the driver-side map ``engine.get_map(name)``."""
+        return Sink(f"mapSink({_name('Sinks.map', name)})", write_map_p(name))
+
+    @staticmethod
+    def files(directory: str | os.PathLike, to_string_fn: Callable[[Any], str] = str) -> Sink:
+        """One file per processor in ``directory``, a line ``to_string_fn(item)`` per item (``write_file_p``)."""
+        directory = os.fspath(directory)
+        return Sink(f"filesSink({directory})", write_file_p(directory, to_string_fn))
+
+    @staticmethod
+    def logger(to_string_fn: Callable[[Any], Any] = str) -> Sink:
+        """Logs every item at INFO (``write_logger_p``)."""
+        return Sink("loggerSink", write_logger_p(to_string_fn))
+
+    @staticmethod
+    def noop() -> Sink:
+        """Discards the items."""
+        return Sink("noop", noop_p())
+
+    @staticmethod
+    def from_processor(name: str, meta_supplier: Any) -> Sink:
+        """A sink running the processors of ``meta_supplier`` in a vertex named ``name``."""
+        return Sink(_name("Sinks.from_processor", name), meta_supplier)
+
+
+def as_source(source: Any) -> BatchSource | StreamSource:
+    """``source`` as a descriptor: pipeline sources as they are, ``SourceBuilder`` products wrapped."""
+    if isinstance(source, (BatchSource, StreamSource)):
+        return source
+    from processors.builders import BatchSource as BuiltBatch
+    from processors.builders import StreamSource as BuiltStream
+
+    if isinstance(source, BuiltBatch):
+        return BatchSource(source.name, source)
+    if isinstance(source, BuiltStream):
+        from pipeline.stream_sources import builder_stream_source
+
+        return builder_stream_source(source)
+    raise TypeError(
+        f"read_from(source): expected a source from Sources/TestSources or a SourceBuilder product, got "
+        f"{source!r:.80} ({type(source).__name__}); e.g. p.read_from(Sources.list('input'))")
+
+
+def as_sink(sink: Any) -> Sink:
+    """``sink`` as a descriptor: pipeline sinks as they are, ``SinkBuilder`` products wrapped."""
+    if isinstance(sink, Sink):
+        return sink
+    from processors.builders import BuiltSink
+
+    if isinstance(sink, BuiltSink):
+        return Sink(sink.name, sink)
+    raise TypeError(
+        f"write_to(sink): expected a sink from Sinks or a SinkBuilder product, got {sink!r:.80} "
+        f"({type(sink).__name__}); e.g. stage.write_to(Sinks.list('result'))")

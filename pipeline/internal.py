@@ -1,0 +1,329 @@
+"""Processors and function adapters the pipeline lowering uses (Jet's ``impl.processor`` for pipelines).
+
+- :class:`HashJoinCollectP` (vertex ``hash-join-collector-N``): builds the lookup table ``key -> [projected
+  right items]`` of one enriching stage and emits it once, from ``complete()``.
+- :class:`HashJoinP` (vertex ``hash-join``): takes the tables on ordinals 1..n (consumed first: priority -1),
+  then joins every left item of ordinal 0. A left item without a match gets ``None``; several matches give
+  one output per combination (the product over the clauses). A ``None`` output is dropped.
+- :class:`DistinctP`: emits the first item of every key (both stages of ``distinct``).
+- :class:`RollingAggregateP`: per key (or for all items), accumulates each item and emits the current result.
+- :class:`CheckedKey`: a key function that fails with Jet's null-key error, naming the stage.
+- Event adapters (``EventMap``, ``EventFilter``, ``EventFlatMap``, ...): run a user function on the plain item
+  of a :class:`~pipeline.events.JetEvent` and keep the event's timestamp on the outputs.
+- :class:`UnwrapEventsP`: wraps a sink's processor so it receives plain items instead of events.
+
+Every processor here is engine-free; those with outputs keep the computed outputs of the current inbox and
+remove the inbox's items only once all were accepted (Jet's outbox rule), see :class:`_Emitting`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from itertools import product
+from typing import Any
+
+from pipeline.events import JetEvent
+from pipeline.join import ItemsByTag, Tag
+from processors.aggregate import AggregateOperation
+from processors.inbox import Inbox
+from processors.processor import Processor
+from processors.traverser import to_traverser
+from processors.watermark import Watermark
+
+__all__ = [
+    "HashJoinCollectP", "HashJoinP", "DistinctP", "RollingAggregateP", "CheckedKey", "UnwrapEventsP",
+    "EventMap", "EventFilter", "EventFlatMap", "EventUsingContext", "event_key", "event_item",
+]
+
+
+class CheckedKey:
+    """``key_fn`` that raises Jet's null-key error (naming ``stage``) when it returns ``None``."""
+
+    def __init__(self, key_fn: Callable[[Any], Any], stage: str, unwrap: bool = False):
+        self.key_fn = key_fn
+        self.stage = stage
+        self.unwrap = unwrap
+
+    def __call__(self, item: Any) -> Any:
+        plain = item.item if self.unwrap else item
+        key = self.key_fn(plain)
+        if key is None:
+            raise ValueError(
+                f"Null key from the key function of stage '{self.stage}' for item {plain!r:.100}; make the "
+                "function return a key for every item (filter out the items without one before this stage)")
+        return key
+
+
+def event_item(event: JetEvent) -> Any:
+    """The plain item of an event."""
+    return event.item
+
+
+class event_key:  # noqa: N801 - a small picklable function object
+    """``key_fn(event.item)``."""
+
+    def __init__(self, key_fn: Callable[[Any], Any]):
+        self.key_fn = key_fn
+
+    def __call__(self, event: JetEvent) -> Any:
+        return self.key_fn(event.item)
+
+
+class EventMap:
+    """``map`` on events: ``JetEvent(ts, fn(item))``, or ``None`` (dropped) when ``fn`` returns ``None``."""
+
+    def __init__(self, fn: Callable[[Any], Any]):
+        self.fn = fn
+
+    def __call__(self, event: JetEvent) -> Any:
+        out = self.fn(event.item)
+        return None if out is None else JetEvent(event.timestamp, out)
+
+
+class EventFilter:
+    """``filter`` on events: ``pred(item)``."""
+
+    def __init__(self, pred: Callable[[Any], Any]):
+        self.pred = pred
+
+    def __call__(self, event: JetEvent) -> Any:
+        return self.pred(event.item)
+
+
+class EventFlatMap:
+    """``flat_map`` on events: every output of ``fn(item)`` carries the input's timestamp."""
+
+    def __init__(self, fn: Callable[[Any], Any]):
+        self.fn = fn
+
+    def __call__(self, event: JetEvent) -> list:
+        ts = event.timestamp
+        return [JetEvent(ts, out) for out in _iterate(self.fn(event.item))]
+
+
+class EventUsingContext:
+    """The ``*_using_context`` functions on events: ``fn(ctx, item)``; ``kind`` is map, filter or flat_map."""
+
+    def __init__(self, fn: Callable[[Any, Any], Any], kind: str):
+        self.fn = fn
+        self.kind = kind
+
+    def __call__(self, ctx: Any, event: JetEvent) -> Any:
+        out = self.fn(ctx, event.item)
+        if self.kind == "filter":
+            return out
+        if self.kind == "map":
+            return None if out is None else JetEvent(event.timestamp, out)
+        return [JetEvent(event.timestamp, o) for o in _iterate(out)]
+
+
+def _iterate(result: Any) -> list:
+    traverser = to_traverser(result)
+    out = []
+    item = traverser.next()
+    while item is not None:
+        out.append(item)
+        item = traverser.next()
+    return out
+
+
+class _Emitting(Processor):
+    """Base: ``outputs(ordinal, items) -> list`` for a whole inbox; the inbox is cleared once all are emitted."""
+
+    _outbox: Any = None
+    _pending: list | None = None
+    _position: int = 0
+
+    def init(self, outbox: Any, context: Any) -> None:
+        self._outbox = outbox
+        self.init_processor(context)
+
+    def init_processor(self, context: Any) -> None:
+        """Hook for subclasses."""
+
+    def outputs(self, ordinal: int, items: list) -> list:
+        raise NotImplementedError
+
+    def process(self, ordinal: int, inbox: Inbox) -> None:
+        if self._pending is None:
+            self._pending = self.outputs(ordinal, list(inbox))
+            self._position = 0
+        self._position = self._outbox.offer_many(self._pending, self._position)
+        if self._position == len(self._pending):
+            self._pending = None
+            inbox.clear()
+
+    def try_process_watermark(self, watermark: Watermark) -> bool:
+        return self._outbox.offer(watermark)
+
+
+class HashJoinCollectP(Processor):
+    """Collects ``key_fn(item) -> [projection_fn(item), ...]``; emits the table once in ``complete()``."""
+
+    _outbox: Any = None
+
+    def __init__(self, key_fn: Callable[[Any], Any], projection_fn: Callable[[Any], Any]):
+        self.key_fn = key_fn
+        self.projection_fn = projection_fn
+        self._table: dict = {}
+
+    def init(self, outbox: Any, context: Any) -> None:
+        self._outbox = outbox
+
+    def process(self, ordinal: int, inbox: Inbox) -> None:
+        table, key_fn, project = self._table, self.key_fn, self.projection_fn
+        for item in inbox.take_all():
+            if type(item) is JetEvent:
+                item = item.item
+            table.setdefault(key_fn(item), []).append(project(item))
+
+    def complete(self) -> bool:
+        return self._outbox.offer(self._output())
+
+    def _output(self) -> _Table:
+        out = self.__dict__.get("_out")
+        if out is None:
+            out = self._out = _Table(self._table)
+        return out
+
+
+class _Table:
+    """The lookup table a collector sends to the joiner (a wrapper, so an empty table is still an item)."""
+
+    __slots__ = ("entries",)
+
+    def __init__(self, entries: dict):
+        self.entries = entries
+
+    def __reduce__(self) -> tuple:
+        return _Table, (self.entries,)
+
+
+class HashJoinP(_Emitting):
+    """Joins ordinal-0 items with the tables received on ordinals 1..n.
+
+    ``mode``: ``"bi"`` (``fn(left, right)``), ``"tri"`` (``fn(left, r1, r2)``) or ``"tags"``
+    (``fn(left, ItemsByTag)`` with ``tags[i]`` for clause i). ``events``: left items are ``JetEvent``.
+    """
+
+    def __init__(self, key_fns: Sequence[Callable[[Any], Any]], map_to_output_fn: Callable[..., Any],
+                 mode: str, tags: Sequence[Tag] = (), events: bool = False):
+        self.key_fns = tuple(key_fns)
+        self.map_to_output_fn = map_to_output_fn
+        self.mode = mode
+        self.tags = tuple(tags)
+        self.events = events
+        self._tables: list[dict] = [{} for _ in self.key_fns]
+
+    def outputs(self, ordinal: int, items: list) -> list:
+        if ordinal > 0:
+            table = self._tables[ordinal - 1]
+            for received in items:
+                for key, values in received.entries.items():
+                    table.setdefault(key, []).extend(values)
+            return []
+        out: list = []
+        for item in items:
+            if self.events:
+                ts, plain = item.timestamp, item.item
+                out.extend(JetEvent(ts, o) for o in self._join(plain))
+            else:
+                out.extend(self._join(item))
+        return out
+
+    def _join(self, left: Any) -> list:
+        matches = [table.get(key_fn(left)) or (None,) for key_fn, table in zip(self.key_fns, self._tables)]
+        fn, results = self.map_to_output_fn, []
+        for combination in product(*matches) if len(matches) > 1 else ((m,) for m in matches[0]):
+            if self.mode == "bi":
+                out = fn(left, combination[0])
+            elif self.mode == "tri":
+                out = fn(left, combination[0], combination[1])
+            else:
+                out = fn(left, ItemsByTag(dict(zip(self.tags, combination))))
+            if out is not None:
+                results.append(out)
+        return results
+
+
+class DistinctP(_Emitting):
+    """Emits an item only if its key was not seen before by this processor."""
+
+    def __init__(self, key_fn: Callable[[Any], Any]):
+        self.key_fn = key_fn
+        self._seen: set = set()
+
+    def outputs(self, ordinal: int, items: list) -> list:
+        seen, key_fn, out = self._seen, self.key_fn, []
+        for item in items:
+            key = key_fn(item)
+            if key not in seen:
+                seen.add(key)
+                out.append(item)
+        return out
+
+
+class RollingAggregateP(_Emitting):
+    """For every item: accumulate it into its key's accumulator and emit ``(key, export(acc))`` (keyed) or
+    ``export(acc)`` (``key_fn`` None). With ``events`` the items are ``JetEvent`` and so are the outputs."""
+
+    def __init__(self, key_fn: Callable[[Any], Any] | None, op: AggregateOperation, events: bool = False):
+        self.key_fn = key_fn
+        self.op = op
+        self.events = events
+        self._accs: dict = {}
+
+    def outputs(self, ordinal: int, items: list) -> list:
+        op, accs, key_fn, out = self.op, self._accs, self.key_fn, []
+        create, accumulate, export = op.create_fn, op.accumulate_fn, op.export_fn
+        for item in items:
+            plain = item.item if self.events else item
+            key = None if key_fn is None else key_fn(plain)
+            acc = accs[key] = accumulate(accs[key] if key in accs else create(), plain)
+            result = export(acc) if key_fn is None else (key, export(acc))
+            out.append(JetEvent(item.timestamp, result) if self.events else result)
+        return out
+
+
+class UnwrapEventsP(Processor):
+    """Wraps a sink processor: events in its inbox are replaced by their plain items before it sees them."""
+
+    def __init__(self, wrapped: Processor):
+        self.wrapped = wrapped
+
+    def is_cooperative(self) -> bool:
+        return self.wrapped.is_cooperative()
+
+    def init(self, outbox: Any, context: Any) -> None:
+        self.wrapped.init(outbox, context)
+
+    def process(self, ordinal: int, inbox: Inbox) -> None:
+        items = inbox._items  # noqa: SLF001 - rewritten in place, the wrapped processor removes from it
+        for _ in range(len(items)):
+            item = items.popleft()
+            items.append(item.item if type(item) is JetEvent else item)
+        self.wrapped.process(ordinal, inbox)
+
+    def try_process_watermark(self, watermark: Watermark) -> bool:
+        return self.wrapped.try_process_watermark(watermark)
+
+    def try_process(self) -> bool:
+        return self.wrapped.try_process()
+
+    def complete_edge(self, ordinal: int) -> bool:
+        return self.wrapped.complete_edge(ordinal)
+
+    def complete(self) -> bool:
+        return self.wrapped.complete()
+
+    def save_to_snapshot(self) -> bool:
+        return self.wrapped.save_to_snapshot()
+
+    def restore_from_snapshot(self, inbox: Inbox) -> None:
+        self.wrapped.restore_from_snapshot(inbox)
+
+    def finish_snapshot_restore(self) -> bool:
+        return self.wrapped.finish_snapshot_restore()
+
+    def close(self) -> None:
+        self.wrapped.close()

@@ -1,0 +1,87 @@
+"""The stream half of the stages: the stream-source stage and its timestamp choice.
+
+``p.read_from(stream_source)`` gives a :class:`StreamSourceStage`; its only operations choose the timestamps
+(as Jet 4.0): ``without_timestamps()``, ``with_native_timestamps(allowed_lag)`` (the source's own timestamps)
+or ``with_timestamps(timestamp_fn, allowed_lag)``. Timestamps chosen here are applied in the source's
+processors; the result is a :class:`~pipeline.stages.StreamStage`. Anything else raises an error that says
+to choose first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from dag.errors import DagValidationError
+from pipeline.transforms import SourceTransform
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.connectors import StreamSource
+    from pipeline.pipeline import Pipeline
+    from pipeline.stages import StreamStage
+
+__all__ = ["StreamSourceStage", "add_timestamps"]
+
+
+def _check_lag(stage: str, allowed_lag: Any) -> int:
+    if isinstance(allowed_lag, bool) or not isinstance(allowed_lag, int) or allowed_lag < 0:
+        raise DagValidationError(f"stage '{stage}': allowed_lag must be an int >= 0 (milliseconds), got "
+                                 f"{allowed_lag!r}")
+    return allowed_lag
+
+
+class StreamSourceStage:
+    """A stream source waiting for its timestamp choice."""
+
+    def __init__(self, pipeline: Pipeline, source: StreamSource):
+        self._pipeline = pipeline
+        self._source = source
+        self.decided = False
+
+    @property
+    def name(self) -> str:
+        return self._source.name
+
+    def _decide(self, event_time: Any) -> StreamStage:
+        from pipeline.stages import StreamStage
+
+        if self.decided:
+            raise DagValidationError(f"stage '{self.name}': the timestamps of this stream source were already "
+                                     "chosen; keep the stage that choice returned and attach to it")
+        self.decided = True
+        supplier = self._source.supplier_fn(event_time)
+        return StreamStage(SourceTransform(self._pipeline, self.name, supplier, events=event_time is not None))
+
+    def without_timestamps(self) -> StreamStage:
+        """A stream stage without timestamps (no windows downstream unless ``with_timestamps`` later)."""
+        return self._decide(None)
+
+    def with_native_timestamps(self, allowed_lag: int) -> StreamStage:
+        """The source's own timestamps; watermarks trail the top timestamp by ``allowed_lag`` ms."""
+        if not self._source.native_timestamps:
+            raise DagValidationError(
+                f"stage '{self.name}': this source has no native timestamps; use "
+                "with_timestamps(timestamp_fn, allowed_lag) to take them from the items")
+        return self._decide((None, _check_lag(self.name, allowed_lag)))
+
+    def with_timestamps(self, timestamp_fn: Callable[[Any], int], allowed_lag: int) -> StreamStage:
+        """Timestamps ``timestamp_fn(item)``, applied in the source's processors."""
+        if not callable(timestamp_fn):
+            raise TypeError(f"stage '{self.name}': with_timestamps(timestamp_fn, allowed_lag) needs a callable, "
+                            f"got {timestamp_fn!r:.80}")
+        return self._decide((timestamp_fn, _check_lag(self.name, allowed_lag)))
+
+    add_timestamps = with_timestamps
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise AttributeError(
+            f"stage '{self.name}' reads a stream source and has no '{name}' yet: choose its timestamps first "
+            f"with .with_timestamps(timestamp_fn, allowed_lag), .with_native_timestamps(allowed_lag) or "
+            f".without_timestamps(), then call .{name}(...) on the stage that returns")
+
+
+def add_timestamps(stage: Any, timestamp_fn: Callable[[Any], int], allowed_lag: int) -> Any:
+    """``with_timestamps`` later in a pipeline: an ``insert_watermarks_p`` vertex."""
+    raise NotImplementedError(f"stage '{stage.name}': with_timestamps later in a pipeline is not available yet")

@@ -1,0 +1,270 @@
+"""Transforms: what each stage of a pipeline is, and how it lowers to vertices and edges (Jet 4's planner).
+
+==========================  ========================================================================================
+transform                   vertices and edges
+==========================  ========================================================================================
+source                      one vertex named by the source (``listSource(NAME)``, builder sources by their name)
+sink                        one vertex named by the sink; local unicast edge from the stage it drains
+map, filter, flat-map,      one vertex (``map``, ``filter``, ``flat-map``, ``map-using-context``, ...), local unicast
+*-using-context, custom     edge; after ``grouping_key`` the ``*-using-context`` edge is distributed partitioned
+merge                       one ``merge`` vertex, an edge from each merged stage at ordinals 0, 1
+peek                        no vertex: wraps the supplier of the previous stage's vertex with ``peek_output_p``
+aggregate (un-keyed)        ``NAME-prepare`` (accumulate_p, local unicast in) -> distributed all-to-one ->
+                            ``NAME`` (combine_p, local parallelism 1)
+group / co-group            ``NAME-prepare`` (accumulate_by_key_p, local partitioned by key in, ``HASH_CODE``
+                            partitioner) -> distributed partitioned by entry key -> ``NAME`` (combine_by_key_p)
+distinct                    ``distinct-prepare`` (local partitioned) -> distributed partitioned -> ``distinct``
+rolling-aggregate           one vertex; keyed: distributed partitioned edge; un-keyed: local parallelism 1,
+                            distributed all-to-one edge
+hash-join                   ``hash-join`` (left stage at ordinal 0, local unicast); joined stage N feeds
+                            ``hash-join-collector-N`` (local parallelism 1) on a distributed broadcast edge, which
+                            feeds ``hash-join`` at ordinal N on a local broadcast edge with priority -1
+==========================  ========================================================================================
+
+A repeated name gets ``-2``, ``-3``, ...; the ``-prepare`` and collector vertices take the name of their main
+vertex. Keys are checked for ``None`` at run time (Jet's null-key error naming the stage), except the identity
+key ``whole_item`` (items are never ``None``), which keeps the engine's counting fast path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from edges.partitioner import Partitioner
+from pipeline.internal import (
+    CheckedKey,
+    DistinctP,
+    HashJoinCollectP,
+    HashJoinP,
+    RollingAggregateP,
+)
+from pipeline.planner import Planner, PlannerVertex
+from processors.aggregate import AggregateOperation
+from processors.aggregating import accumulate_by_key_p, accumulate_p, combine_by_key_p, combine_p
+from processors.diagnostic import peek_output_p
+from processors.functions import entry, entry_key, whole_item
+from processors.stateless import noop_p
+from processors.suppliers import ProcessorMetaSupplier, RuntimeBound
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.pipeline import Pipeline
+
+__all__ = [
+    "Transform", "SourceTransform", "SinkTransform", "StatelessTransform", "PeekTransform", "AggregateTransform",
+    "DistinctTransform", "RollingAggregateTransform", "HashJoinTransform", "PREPARE_SUFFIX",
+]
+
+PREPARE_SUFFIX = "-prepare"
+
+
+class Transform:
+    """One stage's operation. ``upstream``: the transforms it reads, in input-ordinal order. ``events``: its
+    output items are ``JetEvent`` (a stream stage with timestamps)."""
+
+    def __init__(self, pipeline: Pipeline, name: str, upstream: Sequence[Transform] = (), events: bool = False):
+        self.pipeline = pipeline
+        self.name = name
+        self.upstream = list(upstream)
+        self.local_parallelism: int | None = None
+        self.events = events
+        pipeline._register(self)  # noqa: SLF001
+
+    def add_to_dag(self, p: Planner) -> None:
+        raise NotImplementedError
+
+    def _add_single_vertex(self, p: Planner, supplier: Any, configure: Callable | None = None,
+                           local_parallelism: int | None = None) -> PlannerVertex:
+        pv = p.add_vertex(self, p.unique_vertex_name(self.name),
+                          local_parallelism if local_parallelism is not None else self.local_parallelism,
+                          supplier, self.events)
+        p.add_edges(self, pv, configure)
+        return pv
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+class SourceTransform(Transform):
+    """A source: ``supplier`` is what its vertex runs."""
+
+    def __init__(self, pipeline: Pipeline, name: str, supplier: Any, events: bool = False):
+        super().__init__(pipeline, name, (), events)
+        self.supplier = supplier
+
+    def add_to_dag(self, p: Planner) -> None:
+        self._add_single_vertex(p, self.supplier)
+
+
+class SinkTransform(Transform):
+    """A sink draining ``upstream``."""
+
+    def __init__(self, pipeline: Pipeline, name: str, supplier: Any, upstream: Transform):
+        super().__init__(pipeline, name, (upstream,))
+        self.supplier = supplier
+
+    def add_to_dag(self, p: Planner) -> None:
+        from pipeline.timestamps import unwrapping_sink  # stream half: sinks never see events
+
+        upstream = p.vertex_of(self.upstream[0])
+        if not upstream.emits_events:
+            self._add_single_vertex(p, self.supplier)
+            return
+        unwrapping_sink(self, p, upstream)
+
+
+class StatelessTransform(Transform):
+    """One vertex running ``supplier`` (map, filter, flat-map, merge, the ``*-using-context`` ones, custom).
+
+    ``partition_key``: route items to the vertex on a distributed edge partitioned by this key (the keyed
+    ``*_using_context`` forms)."""
+
+    def __init__(self, pipeline: Pipeline, name: str, supplier: Any, upstream: Sequence[Transform],
+                 events: bool = False, partition_key: Callable[[Any], Any] | None = None):
+        super().__init__(pipeline, name, upstream, events)
+        self.supplier = supplier
+        self.partition_key = partition_key
+
+    def add_to_dag(self, p: Planner) -> None:
+        if self.partition_key is None:
+            self._add_single_vertex(p, self.supplier)
+            return
+        name = p.unique_vertex_name(self.name)
+        key = checked_key(self.partition_key, name, self.upstream[0].events)
+        pv = p.add_vertex(self, name, self.local_parallelism, self.supplier, self.events)
+        p.add_edges(self, pv, lambda e, _o: e.distributed().partitioned(key))
+
+
+class PeekTransform(Transform):
+    """``peek``: no vertex of its own; it wraps the vertex of the stage before it."""
+
+    def __init__(self, pipeline: Pipeline, upstream: Transform, to_string_fn: Callable[[Any], Any],
+                 should_log_fn: Callable[[Any], Any] | None):
+        super().__init__(pipeline, "peek", (upstream,), upstream.events)
+        self.to_string_fn = to_string_fn
+        self.should_log_fn = should_log_fn
+
+    def add_to_dag(self, p: Planner) -> None:
+        peeked = p.vertex_of(self.upstream[0])
+        if isinstance(peeked.supplier, RuntimeBound):
+            # a driver-side source or sink is a Spark operation, not processors: peek in a vertex of its own
+            self._add_single_vertex(p, peek_output_p(noop_p(), self.to_string_fn, self.should_log_fn))
+            return
+        peeked.supplier = peek_output_p(peeked.supplier, self.to_string_fn, self.should_log_fn)
+        p.xform2vertex[self] = peeked
+
+
+def checked_key(key_fn: Callable[[Any], Any], stage: str, events: bool = False) -> Callable[[Any], Any]:
+    """``key_fn`` with Jet's null-key check naming ``stage`` (``whole_item`` stays itself: items are never None)."""
+    if key_fn is whole_item and not events:
+        return whole_item
+    return CheckedKey(key_fn, stage, unwrap=events)
+
+
+class AggregateTransform(Transform):
+    """Two-stage aggregation of one or more inputs (``aggregate``, ``aggregate2/3``, group and co-group).
+
+    ``op``: an operation with one accumulate function per input; ``key_fns``: one key function per input,
+    or ``None`` for the un-keyed form; ``map_to_output_fn(key, result)`` for the keyed form."""
+
+    def __init__(self, pipeline: Pipeline, name: str, upstream: Sequence[Transform], op: AggregateOperation,
+                 key_fns: Sequence[Callable[[Any], Any]] | None = None,
+                 map_to_output_fn: Callable[[Any, Any], Any] = entry):
+        super().__init__(pipeline, name, upstream)
+        self.op = op
+        self.key_fns = None if key_fns is None else list(key_fns)
+        self.map_to_output_fn = map_to_output_fn
+
+    def add_to_dag(self, p: Planner) -> None:
+        name = p.unique_vertex_name(self.name)
+        lp = self.local_parallelism
+        if self.key_fns is None:
+            prepare = p.new_vertex(name + PREPARE_SUFFIX, accumulate_p(self.op), lp)
+            main = p.add_vertex(self, name, 1, combine_p(self.op))
+            p.add_edges(self, prepare)
+            p.edge(prepare, main, 0, lambda e, _o: e.distributed().all_to_one(name))
+            return
+        keys = [checked_key(fn, name) for fn in self.key_fns]
+        prepare = p.new_vertex(name + PREPARE_SUFFIX, accumulate_by_key_p(keys, self.op), lp)
+        main = p.add_vertex(self, name, lp, combine_by_key_p(self.op, self.map_to_output_fn))
+        p.add_edges(self, prepare, lambda e, o: e.partitioned(keys[o], Partitioner.HASH_CODE))
+        p.edge(prepare, main, 0, lambda e, _o: e.distributed().partitioned(entry_key))
+
+
+class DistinctTransform(Transform):
+    """``distinct``: the first item of each key, in two stages (per member, then across members)."""
+
+    def __init__(self, pipeline: Pipeline, upstream: Transform, key_fn: Callable[[Any], Any]):
+        super().__init__(pipeline, "distinct", (upstream,))
+        self.key_fn = key_fn
+
+    def add_to_dag(self, p: Planner) -> None:
+        name = p.unique_vertex_name(self.name)
+        key = checked_key(self.key_fn, name)
+        supplier = ProcessorMetaSupplier.of(_Factory(DistinctP, key))
+        prepare = p.new_vertex(name + PREPARE_SUFFIX, supplier, self.local_parallelism)
+        main = p.add_vertex(self, name, self.local_parallelism, supplier)
+        p.add_edges(self, prepare, lambda e, _o: e.partitioned(key, Partitioner.HASH_CODE))
+        p.edge(prepare, main, 0, lambda e, _o: e.distributed().partitioned(key))
+
+
+class RollingAggregateTransform(Transform):
+    """``rolling_aggregate``: the current result after every item; keyed or global."""
+
+    def __init__(self, pipeline: Pipeline, upstream: Transform, op: AggregateOperation,
+                 key_fn: Callable[[Any], Any] | None):
+        super().__init__(pipeline, "rolling-aggregate", (upstream,), upstream.events)
+        self.op = op
+        self.key_fn = key_fn
+
+    def add_to_dag(self, p: Planner) -> None:
+        name = p.unique_vertex_name(self.name)
+        events = self.upstream[0].events
+        if self.key_fn is None:
+            supplier = ProcessorMetaSupplier.of(_Factory(RollingAggregateP, None, self.op, events))
+            pv = p.add_vertex(self, name, 1, supplier, self.events)
+            p.add_edges(self, pv, lambda e, _o: e.distributed().all_to_one(name))
+            return
+        key = checked_key(self.key_fn, name)
+        route = checked_key(self.key_fn, name, events)
+        supplier = ProcessorMetaSupplier.of(_Factory(RollingAggregateP, key, self.op, events))
+        pv = p.add_vertex(self, name, self.local_parallelism, supplier, self.events)
+        p.add_edges(self, pv, lambda e, _o: e.distributed().partitioned(route))
+
+
+class HashJoinTransform(Transform):
+    """``hash_join``/``hash_join2``/builder: ``upstream[0]`` is the left stage, the others are joined."""
+
+    def __init__(self, pipeline: Pipeline, upstream: Sequence[Transform], clauses: Sequence[Any],
+                 map_to_output_fn: Callable[..., Any], mode: str, tags: Sequence[Any] = ()):
+        super().__init__(pipeline, "hash-join", upstream, upstream[0].events)
+        self.clauses = list(clauses)
+        self.map_to_output_fn = map_to_output_fn
+        self.mode = mode
+        self.tags = list(tags)
+
+    def add_to_dag(self, p: Planner) -> None:
+        name = p.unique_vertex_name(self.name)
+        key_fns = [c.left_key_fn for c in self.clauses]
+        joiner = p.add_vertex(self, name, self.local_parallelism, ProcessorMetaSupplier.of(_Factory(
+            HashJoinP, key_fns, self.map_to_output_fn, self.mode, self.tags, self.events)), self.events)
+        p.edge(p.vertex_of(self.upstream[0]), joiner, 0)
+        for ordinal, (joined, clause) in enumerate(zip(self.upstream[1:], self.clauses), start=1):
+            collector = p.new_vertex(f"{name}-collector-{ordinal}", ProcessorMetaSupplier.of(_Factory(
+                HashJoinCollectP, clause.right_key_fn, clause.right_projection_fn)), 1)
+            p.edge(p.vertex_of(joined), collector, 0, lambda e, _o: e.distributed().broadcast())
+            p.edge(collector, joiner, ordinal, lambda e, _o: e.broadcast().priority(-1))
+
+
+class _Factory:
+    """A picklable zero-argument processor factory: ``cls(*args)``."""
+
+    def __init__(self, cls: type, *args: Any):
+        self.cls = cls
+        self.args = args
+
+    def __call__(self) -> Any:
+        return self.cls(*self.args)
+
+    def __repr__(self) -> str:
+        return f"{self.cls.__name__}()"
