@@ -31,6 +31,8 @@ def _run(engine, p: Pipeline, sinks: tuple[str, ...] = ("out",)) -> list | dict:
         engine.get_list(name).clear()
     engine.new_job(p).join(timeout=300)
     results = [list(engine.get_list(name)) for name in sinks]
+    for name in sinks:  # the driver-side lists are shared by every test of the session
+        engine.get_list(name).clear()
     return results[0] if len(results) == 1 else results
 
 
@@ -88,9 +90,9 @@ def test_aggregate2_and_3_when_unkeyed_then_tuple_of_results(engine) -> None:
     a = p.read_from(TestSources.items(1, 2, 3))
     b = p.read_from(TestSources.items("x", "y"))
     c = p.read_from(TestSources.items(10, 20))
-    a.aggregate2(summing(), b, counting()).write_to(Sinks.list("two"))
-    a.aggregate3(counting(), b, to_set(), c, max_by()).write_to(Sinks.list("three"))
-    two, three = _run(engine, p, ("two", "three"))
+    a.aggregate2(summing(), b, counting()).write_to(Sinks.list("pipeline-two"))
+    a.aggregate3(counting(), b, to_set(), c, max_by()).write_to(Sinks.list("pipeline-three"))
+    two, three = _run(engine, p, ("pipeline-two", "pipeline-three"))
     assert two == [(6, 2)]
     assert three == [(3, {"x", "y"}, 20)]
 
