@@ -168,13 +168,6 @@ def test_peek_custom_transform_and_logger_when_run_then_items_pass_through_the_p
     assert {r.getMessage() for r in caplog.records} >= {"Output to ordinal 0: 10", "Output to ordinal 0: 20"}
 
 
-def test_logger_sink_when_run_then_job_completes(engine) -> None:
-    p = Pipeline.create()
-    p.read_from(TestSources.items(1, 2)).write_to(Sinks.logger(lambda x: f"got {x}"))
-    engine.new_job(p).join(timeout=300)
-    assert p.to_dag().get_vertex("loggerSink").meta_supplier.preferred_local_parallelism() == 1
-
-
 def test_file_noop_and_processor_sinks_when_run_then_each_receives(engine, tmp_path: Path) -> None:
     p = Pipeline.create()
     items = p.read_from(TestSources.items("x", "y"))
@@ -206,3 +199,15 @@ def test_aggregate_when_to_list_over_items_then_all_items(engine) -> None:
     p = Pipeline.create()
     p.read_from(TestSources.items(3, 1, 2)).aggregate(to_list()).map(sorted).write_to(Sinks.list("out"))
     assert _run(engine, p) == [[1, 2, 3]]
+
+
+def test_peek_and_logger_sink_when_run_then_their_records_reach_the_driver(engine, caplog) -> None:
+    p = Pipeline.create()
+    (p.read_from(TestSources.items(1, 2)).map(lambda x: x * 10).set_name("times-ten").peek()
+     .write_to(Sinks.logger(lambda x: f"got {x}")))
+    with caplog.at_level(logging.INFO, logger="jetspark"):
+        engine.new_job(p).join(timeout=300)
+    peeked = sorted(r.getMessage() for r in caplog.records if r.name.startswith("jetspark.times-ten#"))
+    assert peeked == ["Output to ordinal 0: 10", "Output to ordinal 0: 20"]
+    logged = sorted(r.getMessage() for r in caplog.records if r.name.startswith("jetspark.loggerSink#"))
+    assert logged == ["got 10", "got 20"]
