@@ -136,6 +136,12 @@ def test_rolling_aggregate_when_keyed_then_current_result_per_item(engine) -> No
     assert [r for r in results if r[0] == "y"] == [("y", 1)]
 
 
+def test_rolling_aggregate_when_unkeyed_then_running_result_in_one_processor(engine) -> None:
+    p = Pipeline.create()
+    p.read_from(TestSources.items(1, 2, 3, 4)).rolling_aggregate(summing()).write_to(Sinks.list("out"))
+    assert _run(engine, p) == [1, 3, 6, 10]
+
+
 def test_hash_join_when_left_item_has_no_match_then_joined_with_none(engine) -> None:
     engine.get_map("names").clear()
     engine.get_map("names").update({1: "one", 2: "two"})
