@@ -117,7 +117,9 @@ class SlidingWindowP(WindowingProcessor):
         accumulate = self._accumulate_fns[ordinal]
         create = self._op.create_fn
         count_fast, add_fast = self._fast_path == "count", self._fast_path == "add_value"
-        size, offset, shift = self._policy.frame_size, self._policy.frame_offset, self._shift
+        # frame of ts: higher_frame_ts(ts - shift) = ts - (ts - shift - offset) % size + size - shift
+        size, shift = self._policy.frame_size, self._shift
+        base, lift = shift + self._policy.frame_offset, size - shift
         next_win, top, late = self.next_win_to_emit, self.top_ts, 0
         items = inbox._items if type(inbox) is Inbox else list(inbox)
         item = frame = current_ts = None  # the frame of the previous item: consecutive items mostly share one
@@ -126,8 +128,7 @@ class SlidingWindowP(WindowingProcessor):
                 ts = ts_fn(item)
                 if ts.__class__ is not int:
                     ts = check_timestamp(ts, self._owner, f"timestamp_fns[{ordinal}]", item)
-                ts -= shift
-                frame_ts = ts - (ts - offset) % size + size
+                frame_ts = ts - (ts - base) % size + lift
                 if frame_ts != current_ts:
                     current_ts = frame_ts
                     frame, top = self._frame_of(frame_ts, next_win, top)
@@ -172,7 +173,9 @@ class SlidingWindowP(WindowingProcessor):
         item = frame = current_ts = None
         try:
             for item in inbox._items:
-                ts = item.timestamp - 1  # TimestampKind.FRAME
+                if item.__class__ is not TimestampedEntry:
+                    raise TypeError(f"expected a TimestampedEntry (stage 1's output), got {type(item).__name__}")
+                ts = item[2] - 1  # the timestamp of a TimestampedEntry; TimestampKind.FRAME
                 frame_ts = ts - (ts - offset) % size + size
                 if frame_ts != current_ts:
                     current_ts = frame_ts
