@@ -168,7 +168,7 @@ class Outbox:
             bucket = self._buckets[0]  # the common case (one edge, all items fit) in as few steps as possible
             if len(bucket) + len(items) <= self._capacities[0]:
                 try:
-                    has_none = None in items
+                    has_none = not no_none and None in items
                 except Exception:  # items whose == is not a bool: the general path checks them one by one
                     has_none = True
                 if not has_none:
