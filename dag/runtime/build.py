@@ -25,6 +25,7 @@ from dag.errors import JobFailedError
 from dag.planner.model import EdgeOp, EdgePlan, PhysicalPlan, Route, StagePlan, VertexKind, VertexPlan
 from dag.runtime.driver_topics import slice_bounds
 from dag.runtime.failures import encode_failure, mark_origin
+from dag.runtime.logforward import driver_level
 from dag.runtime.metrics import EMITTED, RECEIVED
 from dag.runtime.senders import sender_spec, send
 from dag.runtime.task import BroadcastInput, StageTask, VertexTask
@@ -117,16 +118,19 @@ class PlanRun:
             vt.fused_ordinal = next(ep.dest_ordinal for ep in vp.inbound if ep.source == previous)
         if vp.kind is VertexKind.PROCESSOR and vp.combine_substitute is None:
             vt.suppliers = self._suppliers(vp)
+            vt.channel = self.channel
+            vt.log_levels = [driver_level(f"jetspark.{vp.name}#{g}") for g in range(vp.total_parallelism)]
         for ep in vp.inbound:
             if ep.op is EdgeOp.BROADCAST:
                 vt.broadcasts.append(self._broadcast(ep))
         return vt
 
-    def _suppliers(self, vp: VertexPlan) -> list[Any]:
+    def _suppliers(self, vp: VertexPlan, meta: Any = None) -> list[Any]:
+        """Each member's ``ProcessorSupplier`` of the vertex's meta supplier (or of ``meta``)."""
         from processors.context import Context
 
         members = self.plan.members
-        meta = self.dag.get_vertex(vp.name).meta_supplier
+        meta = meta or self.dag.get_vertex(vp.name).meta_supplier
         ctx = Context(vertex_name=vp.name, job_id=self.job_id, total_parallelism=vp.total_parallelism,
                       local_parallelism=vp.local_parallelism, member_count=members,
                       processing_guarantee=self.guarantee)
