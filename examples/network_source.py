@@ -179,6 +179,8 @@ def build_dag(source=None, sink=None) -> DAG:
 
 
 def main(argv: list[str]) -> int:
+    import logging
+
     from dag import Engine
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -187,6 +189,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--parallelism", type=int, default=None, help="source processors per member (step 18)")
     parser.add_argument("--seconds", type=float, default=None, help="cancel the job after this many seconds")
     args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")  # the sink logs each line
     source = build_network_source(args.port, timestamped=args.timestamped, parallelism=args.parallelism)
     with Engine() as engine:
         job = engine.new_job(build_dag(source, sink=write_logger_p()))
