@@ -190,6 +190,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--seconds", type=float, default=None, help="cancel the job after this many seconds")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")  # the sink logs each line
+    logging.getLogger("py4j").setLevel(logging.WARNING)
     source = build_network_source(args.port, timestamped=args.timestamped, parallelism=args.parallelism)
     with Engine() as engine:
         job = engine.new_job(build_dag(source, sink=write_logger_p()))
