@@ -34,5 +34,31 @@ def document_paths(books: str | Path) -> dict[int, str]:
 
 def read_stopwords(path: str | Path) -> frozenset[str]:
     """The stopword set: the lines of ``path`` (UTF-8, BOM stripped)."""
-    with open(path, encoding="utf-8-sig") as f:
-        return frozenset(f.read().splitlines())
+    try:
+        with open(path, encoding="utf-8-sig") as f:
+            return frozenset(f.read().splitlines())
+    except UnicodeDecodeError as exc:
+        raise ValueError(undecodable(path, exc)) from None
+
+
+def undecodable(path: str | Path, exc: UnicodeDecodeError) -> str:
+    """The message for a file that is not UTF-8: the file, the line and the byte offset of the first bad bytes.
+
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "latin.txt"); _ = open(p, "wb").write(b"ok\\nna\\xefve\\n")
+    >>> try:
+    ...     open(p, encoding="utf-8").read()
+    ... except UnicodeDecodeError as e:
+    ...     print(undecodable(p, e).split(": ", 1)[1])
+    line 2 (byte offset 5) is not valid UTF-8 (invalid continuation byte); convert the file to UTF-8
+    """
+    with open(path, "rb") as f:
+        data = f.read()
+    try:  # the codec's offsets are relative to the chunk it decoded: find the first bad byte in the whole file
+        data.decode("utf-8")
+        start, reason = exc.start, exc.reason
+    except UnicodeDecodeError as whole:
+        start, reason = whole.start, whole.reason
+    line = data.count(b"\n", 0, start) + 1
+    return (f"cannot read '{path}': line {line} (byte offset {start}) is not valid UTF-8 ({reason}); "
+            "convert the file to UTF-8")

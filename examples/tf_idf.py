@@ -39,7 +39,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from corpus import BOOKS, STOPWORDS, document_paths, read_stopwords
+from corpus import BOOKS, STOPWORDS, document_paths, read_stopwords, undecodable
 from dag import DAG
 from edges import Partitioner, between, from_
 from jetspark_cli.spec import JobSpec
@@ -88,8 +88,11 @@ class StopwordsP(AbstractProcessor):
 def doc_lines(_context: None, doc: tuple[int, str]) -> list[tuple[int, str]]:
     """``(doc_id, line)`` for every line of the document ``(doc_id, path)``."""
     doc_id, path = doc
-    with open(path, encoding="utf-8-sig") as f:
-        return [(doc_id, line) for line in f.read().splitlines()]
+    try:
+        with open(path, encoding="utf-8-sig") as f:
+            return [(doc_id, line) for line in f.read().splitlines()]
+    except UnicodeDecodeError as exc:
+        raise ValueError(undecodable(path, exc)) from None
 
 
 class TokenizeP(AbstractProcessor):

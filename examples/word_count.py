@@ -34,7 +34,7 @@ import re
 import sys
 from pathlib import Path
 
-from corpus import BOOKS, document_paths
+from corpus import BOOKS, document_paths, undecodable
 from dag import DAG
 from edges import Partitioner, between
 from jetspark_cli.spec import JobSpec
@@ -60,8 +60,11 @@ def doc_lines(doc: tuple[int, str]) -> list[str]:
 
     Lower-casing the whole text once gives the same words as lower-casing each line, for less work.
     """
-    with open(doc[1], encoding="utf-8-sig") as f:
-        return f.read().lower().splitlines()
+    try:
+        with open(doc[1], encoding="utf-8-sig") as f:
+            return f.read().lower().splitlines()
+    except UnicodeDecodeError as exc:  # name the file and line: the codec's message names neither
+        raise ValueError(undecodable(doc[1], exc)) from None
 
 
 tokenize = re.compile(r"\w+", re.ASCII).findall

@@ -10,7 +10,12 @@
 - :class:`CheckedKey`: a key function that fails with Jet's null-key error, naming the stage.
 - Event adapters (``EventMap``, ``EventFilter``, ``EventFlatMap``, ...): run a user function on the plain item
   of a :class:`~pipeline.events.JetEvent` and keep the event's timestamp on the outputs.
-- :class:`UnwrapEventsP`: wraps a sink's processor so it receives plain items instead of events.
+- :class:`UnwrapEventsP`: wraps a sink's processor so it receives plain items instead of events;
+  :class:`MappedMetaSupplier` applies such a wrapper to every processor of a meta-supplier (and keeps the
+  stream-source mark of the one it wraps).
+- Window adapters: :class:`EventAccumulate` (an accumulate function on the plain item), :class:`EventResult`
+  (a window result sent on as ``JetEvent(window_end, out)``), ``event_timestamp``; peek: :class:`EventToString`
+  (``item (eventTime=...)``), :class:`EventPredicate`; watermark ``wrap_fn``: ``to_event``, ``rewrap_event``.
 
 Every processor here is engine-free; those with outputs keep the computed outputs of the current inbox and
 remove the inbox's items only once all were accepted (Jet's outbox rule), see :class:`_Emitting`.
@@ -22,17 +27,21 @@ from collections.abc import Callable, Sequence
 from itertools import product
 from typing import Any
 
-from pipeline.events import JetEvent
+from pipeline.events import JetEvent, format_time
 from pipeline.join import ItemsByTag, Tag
 from processors.aggregate import AggregateOperation
+from processors.diagnostic import PeekWrappedP
 from processors.inbox import Inbox
 from processors.processor import Processor
+from processors.suppliers import ProcessorMetaSupplier, ProcessorSupplier
 from processors.traverser import to_traverser
 from processors.watermark import Watermark
 
 __all__ = [
     "HashJoinCollectP", "HashJoinP", "DistinctP", "RollingAggregateP", "CheckedKey", "UnwrapEventsP",
-    "EventMap", "EventFilter", "EventFlatMap", "EventUsingContext", "event_key", "event_item",
+    "EventMap", "EventFilter", "EventFlatMap", "EventUsingContext", "event_item", "to_event",
+    "rewrap_event", "event_timestamp", "EventToString", "EventPredicate", "EventAccumulate", "EventResult",
+    "MappedMetaSupplier", "unwrap_events",
 ]
 
 
@@ -57,16 +66,6 @@ class CheckedKey:
 def event_item(event: JetEvent) -> Any:
     """The plain item of an event."""
     return event.item
-
-
-class event_key:  # noqa: N801 - a small picklable function object
-    """``key_fn(event.item)``."""
-
-    def __init__(self, key_fn: Callable[[Any], Any]):
-        self.key_fn = key_fn
-
-    def __call__(self, event: JetEvent) -> Any:
-        return self.key_fn(event.item)
 
 
 class EventMap:
@@ -285,17 +284,12 @@ class RollingAggregateP(_Emitting):
         return out
 
 
-class UnwrapEventsP(Processor):
-    """Wraps a sink processor: events in its inbox are replaced by their plain items before it sees them."""
+class UnwrapEventsP(PeekWrappedP):
+    """Wraps a sink processor: events in its inbox are replaced by their plain items before it sees them;
+    everything else is delegated (a peek wrapper that logs nothing)."""
 
     def __init__(self, wrapped: Processor):
-        self.wrapped = wrapped
-
-    def is_cooperative(self) -> bool:
-        return self.wrapped.is_cooperative()
-
-    def init(self, outbox: Any, context: Any) -> None:
-        self.wrapped.init(outbox, context)
+        super().__init__(wrapped, str, None, peek_input=False, peek_output=False)
 
     def process(self, ordinal: int, inbox: Inbox) -> None:
         items = inbox._items  # noqa: SLF001 - rewritten in place, the wrapped processor removes from it
@@ -304,26 +298,123 @@ class UnwrapEventsP(Processor):
             items.append(item.item if type(item) is JetEvent else item)
         self.wrapped.process(ordinal, inbox)
 
-    def try_process_watermark(self, watermark: Watermark) -> bool:
-        return self.wrapped.try_process_watermark(watermark)
 
-    def try_process(self) -> bool:
-        return self.wrapped.try_process()
+# ------------------------------------------------------------------------------------------------ stream half
 
-    def complete_edge(self, ordinal: int) -> bool:
-        return self.wrapped.complete_edge(ordinal)
 
-    def complete(self) -> bool:
-        return self.wrapped.complete()
+def to_event(item: Any, timestamp: int) -> JetEvent:
+    """``wrap_fn`` of the watermark parameters: a plain item and its timestamp as a ``JetEvent``."""
+    return JetEvent(timestamp, item)
 
-    def save_to_snapshot(self) -> bool:
-        return self.wrapped.save_to_snapshot()
 
-    def restore_from_snapshot(self, inbox: Inbox) -> None:
-        self.wrapped.restore_from_snapshot(inbox)
+def rewrap_event(event: JetEvent, timestamp: int) -> JetEvent:
+    """``wrap_fn`` when an event gets a new timestamp (``with_timestamps`` on a stage that had them)."""
+    return JetEvent(timestamp, event.item)
 
-    def finish_snapshot_restore(self) -> bool:
-        return self.wrapped.finish_snapshot_restore()
 
-    def close(self) -> None:
-        self.wrapped.close()
+def event_timestamp(event: JetEvent) -> int:
+    """The timestamp of an event (the windowing processors' timestamp function)."""
+    return event.timestamp
+
+
+class EventToString:
+    """``peek`` on events: ``to_string_fn(item) (eventTime=HH:MM:SS.mmm)``, as Jet's adapted peek."""
+
+    def __init__(self, to_string_fn: Callable[[Any], Any]):
+        self.to_string_fn = to_string_fn
+
+    def __call__(self, event: Any) -> str:
+        if type(event) is not JetEvent:
+            return str(self.to_string_fn(event))
+        return f"{self.to_string_fn(event.item)} (eventTime={format_time(event.timestamp)})"
+
+
+class EventPredicate:
+    """``pred(item)`` of an event (peek's ``should_log_fn``)."""
+
+    def __init__(self, pred: Callable[[Any], Any]):
+        self.pred = pred
+
+    def __call__(self, event: Any) -> Any:
+        return self.pred(event.item if type(event) is JetEvent else event)
+
+
+class EventAccumulate:
+    """An accumulate function on the plain item of an event."""
+
+    def __init__(self, fn: Callable[[Any, Any], Any]):
+        self.fn = fn
+
+    def __call__(self, acc: Any, event: JetEvent) -> Any:
+        return self.fn(acc, event.item)
+
+
+class EventResult:
+    """A window's ``map_to_output_fn(start, end, key, result)`` whose output travels as ``JetEvent(end, out)``;
+    ``keyed`` False calls ``fn(start, end, result)``."""
+
+    def __init__(self, fn: Callable[..., Any], keyed: bool):
+        self.fn = fn
+        self.keyed = keyed
+
+    def __call__(self, start: int, end: int, key: Any, result: Any) -> Any:
+        out = self.fn(start, end, key, result) if self.keyed else self.fn(start, end, result)
+        return None if out is None else JetEvent(end, out)
+
+
+class MappedMetaSupplier(ProcessorMetaSupplier):
+    """A meta-supplier whose processors are ``wrap(processor)`` of those ``inner`` makes (e.g. a sink wrapped in
+    :class:`UnwrapEventsP`, or a source given watermark parameters)."""
+
+    def __init__(self, inner: Any, wrap: Callable[[Processor], Processor]):
+        from processors.suppliers import to_meta_supplier
+
+        self.inner = to_meta_supplier(inner)
+        self.wrap = wrap
+        if getattr(inner, "is_stream_source", False) is True:  # still an unbounded source (pipelined runtime)
+            self.is_stream_source = True
+
+    def preferred_local_parallelism(self) -> int | None:
+        return self.inner.preferred_local_parallelism()
+
+    def init(self, context: Any) -> None:
+        self.inner.init(context)
+
+    def get(self, member_indices: list[int]) -> Callable[[int], ProcessorSupplier]:
+        by_member = self.inner.get(member_indices)
+        return _MappedBy(by_member, self.wrap)
+
+    def close(self, error: Any) -> None:
+        self.inner.close(error)
+
+    def __repr__(self) -> str:
+        return f"MappedMetaSupplier({self.inner!r})"
+
+
+class _MappedBy:
+    def __init__(self, by_member: Callable[[int], ProcessorSupplier], wrap: Callable[[Processor], Processor]):
+        self.by_member = by_member
+        self.wrap = wrap
+
+    def __call__(self, member: int) -> ProcessorSupplier:
+        return _MappedSupplier(self.by_member(member), self.wrap)
+
+
+class _MappedSupplier(ProcessorSupplier):
+    def __init__(self, inner: ProcessorSupplier, wrap: Callable[[Processor], Processor]):
+        self.inner = inner
+        self.wrap = wrap
+
+    def init(self, context: Any) -> None:
+        self.inner.init(context)
+
+    def get(self, count: int) -> list:
+        return [self.wrap(p) for p in self.inner.get(count)]
+
+    def close(self, error: Any) -> None:
+        self.inner.close(error)
+
+
+def unwrap_events(processor: Processor) -> Processor:
+    """``UnwrapEventsP(processor)`` (a picklable module-level wrap function)."""
+    return UnwrapEventsP(processor)

@@ -284,6 +284,11 @@ class TimestampedSourceP(ConvenientSourceP):
     def _new_buffer(name: str) -> SourceBuffer:
         return TimestampedSourceBuffer(name)
 
+    def set_wm_gen_params(self, params: WmGenParams) -> None:
+        """Use ``params`` (its policy, idle timeout and ``wrap_fn``) instead of the builder's limiting lag; call
+        before ``init``. The pipeline's ``with_native_timestamps`` uses it to emit timestamped events."""
+        self._params = params
+
     def init(self, outbox, context) -> None:
         self._mapper = EventTimeMapper(self._params, 1, owner=f"source '{self._name}'")
         super().init(outbox, context)
@@ -534,6 +539,12 @@ class BuiltSink(_NamedMetaSupplier):
 
 class SinkBuilder:
     """Builder of a custom sink (Jet's ``SinkBuilder``), made by :meth:`sink_builder`.
+
+    Delivery is *at-least-once*: when Spark retries a task (its executor was lost, or a Python worker died),
+    the retried attempt calls ``create_fn`` again and receives its whole partition again, so an item may
+    reach ``receive_fn`` twice while the lost attempt's writes stay wherever they went. Make writes idempotent
+    (keyed upserts) or de-duplicate downstream; ``write_file_p`` and the driver-side sinks publish exactly once
+    per successful job. A user exception is never retried: it fails the job.
 
     >>> sink = (SinkBuilder.sink_builder("file-sink", lambda ctx: open(f"out.{ctx.global_processor_index}", "w"))
     ...         .receive_fn(lambda f, item: f.write(f"{item}\\n"))

@@ -17,15 +17,21 @@
   outbox has room. A line longer than a chunk is kept in pieces and joined once, so reading is linear in
   the line's length (a 200 MB line costs its own size, not one copy per chunk).
 
-``write_file_p(directory, to_string_fn, encoding, exactly_once=False)`` (``exactly_once``: see
-``processors.transactional_files``):
+``write_file_p(directory, to_string_fn, encoding, append, exactly_once=False)`` (the manual's
+``writeFileP(directory, toStringFn, charset, append)``; ``exactly_once``: see ``processors.transactional_files``):
 
 - One file per processor, named after its global processor index (``directory/0``, ``directory/1``, ... as
-  Jet's ``writeFileP``); the directory is created if needed. Each item becomes the line
-  ``to_string_fn(item)`` + ``"\\n"``.
-- The file is written under a hidden temporary name and renamed to its final name in ``complete()``
-  (``os.replace``, atomic; an older file of that name is replaced). When the job fails before that,
-  ``close()`` deletes the temporary file, so no half-written file ever carries a final name.
+  Jet's ``writeFileP``); the directory is created if needed (a path that is a file: "is not a directory").
+- Line format: each item becomes ``to_string_fn(item)`` followed by ``"\n"``, written as is. A text that
+  itself contains ``"\n"`` (or ``"\r"``) therefore spans several lines: to keep one line per item, escape
+  in ``to_string_fn`` (e.g. ``json.dumps``, or ``repr``).
+- In a job, output appears as a whole on success (``processors.file_publish``): processors write into a
+  hidden staging directory and the driver publishes every file when the job succeeded; a failed or cancelled
+  job publishes nothing and leaves nothing staged. Stale output is *replaced*: numbered files of an earlier
+  run that this job did not write are deleted. With ``append=True`` the job's lines are appended to the
+  existing files instead and nothing is deleted.
+- Outside a job (a processor driven directly, e.g. by ``verify_processor``), each processor writes a hidden
+  temporary file and renames it to its final name in ``complete()``; ``close()`` deletes an unfinished one.
 
 >>> dag.new_vertex("read", read_files_p("books", glob="*.txt"))   # doctest: +SKIP
 >>> dag.new_vertex("write", write_file_p("out"))                  # doctest: +SKIP
@@ -36,7 +42,9 @@ from __future__ import annotations
 import codecs
 import fnmatch
 import functools
+import logging
 import os
+import shutil
 import uuid
 from pathlib import Path
 from typing import Any, Callable
@@ -44,11 +52,12 @@ from typing import Any, Callable
 from dag.errors import DagError, DagValidationError
 from processors.buffered import _require_callable
 from processors.processor import Processor
-from processors.suppliers import ProcessorMetaSupplier
+from processors.suppliers import ProcessorMetaSupplier, ProcessorSupplier
 
 __all__ = ["read_files_p", "write_file_p", "ReadFilesP", "WriteFileP"]
 
 _READ_CHUNK_CHARS = 1 << 18
+_log = logging.getLogger("jetspark.read_files_p")
 
 
 def read_files_p(
@@ -58,48 +67,97 @@ def read_files_p(
     map_output_fn: Callable[[str, str], Any] | None = None,
     encoding: str = "utf-8",
     errors: str = "strict",
+    fail_if_empty: bool = False,
 ) -> ProcessorMetaSupplier:
     """A source emitting the lines of the files in ``directory`` that match ``glob`` (see the module docstring).
 
     ``errors`` is a Python codec error handler: ``"strict"`` (default) fails on undecodable bytes naming the
-    file and line, ``"replace"`` puts U+FFFD in their place.
+    file and line, ``"replace"`` puts U+FFFD in their place. When no file matches, the driver logs a warning
+    (logger ``jetspark.read_files_p``) and the job reads nothing; ``fail_if_empty=True`` fails the job instead.
 
     >>> dag.new_vertex("lines", read_files_p("logs", glob="*.log",
     ...                                      map_output_fn=lambda name, line: (name, line)))  # doctest: +SKIP
     """
     _require_callable("read_files_p", "map_output_fn", map_output_fn, optional=True)
     _checked_encoding("read_files_p", encoding, errors)
+    if not isinstance(fail_if_empty, bool):
+        raise DagValidationError(f"read_files_p: fail_if_empty must be True or False, got {fail_if_empty!r}")
     factory = functools.partial(
         ReadFilesP, os.fspath(directory), glob, bool(shared_fs), map_output_fn, encoding, errors
     )
-    return ProcessorMetaSupplier.of(factory)
+    return _ReadFilesMeta(factory, os.fspath(directory), glob, fail_if_empty)
+
+
+class _ReadFilesMeta(ProcessorMetaSupplier):
+    """``read_files_p``'s meta supplier: on the driver, says when no file matches (warning, or error)."""
+
+    def __init__(self, factory: Callable[[], Processor], directory: str, glob: str, fail_if_empty: bool):
+        self._supplier = ProcessorSupplier.of(factory)
+        self._directory, self._glob, self._fail_if_empty = directory, glob, fail_if_empty
+
+    def init(self, context: Any) -> None:
+        path = Path(self._directory)
+        if not path.is_dir():  # missing: the processors fail naming it (members may have their own copy)
+            return
+        if any(fnmatch.fnmatchcase(n, self._glob) and (path / n).is_file() for n in os.listdir(path)):
+            return
+        message = (f"read_files_p (vertex '{context.vertex_name}'): no file in '{self._directory}' matches "
+                   f"'{self._glob}', so the job reads nothing")
+        if self._fail_if_empty:
+            raise DagValidationError(message + "; put the input files there or fix the directory or glob")
+        _log.warning("%s (pass fail_if_empty=True to make this an error)", message)
+
+    def get(self, member_indices: list[int]) -> Callable[[int], ProcessorSupplier]:
+        return lambda member: self._supplier
+
+    def __repr__(self) -> str:
+        return f"read_files_p({self._directory!r}, glob={self._glob!r})"
 
 
 def write_file_p(
     directory: str | os.PathLike,
     to_string_fn: Callable[[Any], str] = str,
     encoding: str = "utf-8",
+    append: bool = False,
     exactly_once: bool = False,
 ) -> ProcessorMetaSupplier:
     """A sink writing one file per processor, ``directory/<global processor index>``, one line per item.
 
+    The job's files appear together when it succeeds, replacing an earlier run's numbered files, or are
+    appended to them with ``append=True`` (see the module docstring for the line format and the rules).
     With ``exactly_once=True`` in a job whose guarantee is ``EXACTLY_ONCE`` it writes one file per processor and
     snapshot, ``directory/<index>-<sequence>``, published when the snapshot completes (two-phase commit, see
     ``processors.transactional_files``), so a restart neither loses nor repeats lines.
 
-    >>> dag.new_vertex("out", write_file_p("results", to_string_fn=lambda kv: f"{kv[0]}\\t{kv[1]}"))  # doctest: +SKIP
+    >>> dag.new_vertex("out", write_file_p("results", to_string_fn=lambda kv: f"{kv[0]}\t{kv[1]}"))  # doctest: +SKIP
+    >>> dag.new_vertex("log", write_file_p("log", str, "utf-8", True))  # the manual's form, appending  # doctest: +SKIP
     """
+    from processors.file_publish import WriteFileMetaSupplier
+
     _require_callable("write_file_p", "to_string_fn", to_string_fn)
     _checked_encoding("write_file_p", encoding, "strict")
-    if not isinstance(exactly_once, bool):
-        raise DagValidationError(f"write_file_p: exactly_once must be True or False, got {exactly_once!r}")
+    for name, flag in (("append", append), ("exactly_once", exactly_once)):
+        if not isinstance(flag, bool):
+            raise DagValidationError(f"write_file_p: {name} must be True or False, got {flag!r}")
     if exactly_once:
+        if append:
+            raise DagValidationError("write_file_p: append=True and exactly_once=True cannot be combined")
         from processors.transactional_files import TransactionalWriteFileP
 
-        factory = functools.partial(TransactionalWriteFileP, os.fspath(directory), to_string_fn, encoding)
-    else:
-        factory = functools.partial(WriteFileP, os.fspath(directory), to_string_fn, encoding)
-    return ProcessorMetaSupplier.of(factory)
+        factory = functools.partial(_transactional, TransactionalWriteFileP, os.fspath(directory), to_string_fn,
+                                    encoding)
+        return WriteFileMetaSupplier(os.fspath(directory), factory, append=False, staged=False)
+    factory = functools.partial(_plain, os.fspath(directory), to_string_fn, encoding)
+    return WriteFileMetaSupplier(os.fspath(directory), factory, append=append)
+
+
+def _plain(directory: str, to_string_fn: Callable, encoding: str, staging: str | None, append: bool) -> "WriteFileP":
+    return WriteFileP(directory, to_string_fn, encoding, staging=staging, append=append)
+
+
+def _transactional(cls: type, directory: str, to_string_fn: Callable, encoding: str, staging: str | None,
+                   append: bool) -> Any:
+    return cls(directory, to_string_fn, encoding)
 
 
 def _bom_stripping(encoding: str) -> str:
@@ -173,7 +231,12 @@ class ReadFilesP(Processor):
             if not self._files:
                 return []
             self._path = self._files.pop()
-            self._file = open(self._path, encoding=self._codec, errors=self._errors)
+            try:
+                self._file = open(self._path, encoding=self._codec, errors=self._errors)
+            except FileNotFoundError:
+                _log.warning("read_files_p (vertex '%s'): file '%s' was deleted after the directory was listed; "
+                             "skipped", self._vertex, self._path)
+                return []
             self._rest = []
         try:
             text = self._file.read(_READ_CHUNK_CHARS)
@@ -227,7 +290,15 @@ def _matching_files(directory: Path, glob: str, vertex: str) -> list[Path]:
             "directory that holds the files"
         )
     names = sorted(name for name in os.listdir(directory) if fnmatch.fnmatchcase(name, glob))
-    return [directory / name for name in names if (directory / name).is_file()]
+    files = []
+    for name in names:
+        path = directory / name
+        if path.is_file():
+            files.append(path)
+        elif not path.exists() and not path.is_symlink():
+            _log.warning("read_files_p (vertex '%s'): file '%s' was deleted while the directory was listed; "
+                         "skipped", vertex, path)
+    return files
 
 
 def _first_undecodable_line(path: Path, encoding: str) -> int | None:
@@ -263,12 +334,15 @@ def _write_lines(processor: "WriteFileP", file: Any, items: list) -> None:
 
 
 class WriteFileP(Processor):
-    """The processor of :func:`write_file_p`."""
+    """The processor of :func:`write_file_p`: writes ``staging/<index>`` in a job, else a hidden temporary file
+    renamed to ``directory/<index>`` in ``complete()`` (appended to it with ``append``)."""
 
-    def __init__(self, directory, to_string_fn, encoding):
+    def __init__(self, directory, to_string_fn, encoding, staging=None, append=False):
         self._directory = directory
         self._to_string_fn = to_string_fn
         self._encoding = encoding
+        self._staging = staging
+        self._append = append
         self._vertex = ""
         self._file = None
         self._temp_path: Path | None = None
@@ -278,12 +352,23 @@ class WriteFileP(Processor):
         return False
 
     def init(self, outbox, context) -> None:
+        from processors.file_publish import checked_directory
+
         self._vertex = context.vertex_name
-        directory = Path(self._directory)
-        directory.mkdir(parents=True, exist_ok=True)
         name = str(context.global_processor_index)
-        self._final_path = directory / name
-        self._temp_path = directory / f".{name}.{uuid.uuid4().hex}.tmp"
+        if self._staging is not None:
+            staging = Path(self._staging)
+            if not staging.is_dir():
+                raise DagError(
+                    f"write_file_p (vertex '{self._vertex}'): the job's staging directory '{staging}' is missing "
+                    "on this machine; the driver and the processors must share the file system of "
+                    f"'{self._directory}' (use write_text_p for per-machine or distributed storage)"
+                )
+            self._temp_path = staging / name
+        else:
+            directory = checked_directory(self._directory, self._vertex)
+            self._final_path = directory / name
+            self._temp_path = directory / f".{name}.{uuid.uuid4().hex}.tmp"
         self._file = open(self._temp_path, "w", encoding=self._encoding, newline="")
 
     def process(self, ordinal: int, inbox) -> None:
@@ -291,7 +376,15 @@ class WriteFileP(Processor):
 
     def complete(self) -> bool:
         self._file.close()
-        os.replace(self._temp_path, self._final_path)
+        if self._final_path is None:  # staged: the driver publishes the job's files when it succeeded
+            self._temp_path = None
+            return True
+        if self._append:
+            with open(self._temp_path, "rb") as src, open(self._final_path, "ab") as dst:
+                shutil.copyfileobj(src, dst)
+            os.remove(self._temp_path)
+        else:
+            os.replace(self._temp_path, self._final_path)
         self._temp_path = None
         return True
 

@@ -21,7 +21,8 @@ covers ``[E - window_size, E)``, i.e. the ``window_size // frame_size`` frames e
 from __future__ import annotations
 
 import enum
-from typing import Any
+from operator import itemgetter
+from typing import Any, Iterator
 
 from dag.errors import DagValidationError
 
@@ -192,21 +193,12 @@ class TimestampKind(enum.Enum):
     FRAME = "FRAME"
 
 
-class TimestampedEntry(tuple):
-    """An entry ``(key, value)`` stamped with a ``timestamp`` (a window or frame end).
+class _StampedEntry(tuple):
+    """An entry ``(key, value)`` with extra attributes (``_fields``, in the instance dict): index 0 is the key and
+    index 1 the value, so ``entry_key``/``entry_value`` and ``key, value = e`` work; equality and hash include the
+    extra attributes; the constructor takes the extra attributes first, then key and value."""
 
-    Index 0 is the key and index 1 the value, so ``entry_key``/``entry_value`` work; equality (and hash)
-    include the timestamp.
-
-    >>> e = TimestampedEntry(10, "k", 3)
-    >>> e.timestamp, e.key, e.value, e[0], e == TimestampedEntry(11, "k", 3)
-    (10, 'k', 3, 'k', False)
-    """
-
-    def __new__(cls, timestamp: int, key: Any, value: Any) -> "TimestampedEntry":
-        self = tuple.__new__(cls, (key, value))
-        self.timestamp = timestamp
-        return self
+    _fields: tuple[str, ...] = ()
 
     @property
     def key(self) -> Any:
@@ -216,26 +208,85 @@ class TimestampedEntry(tuple):
     def value(self) -> Any:
         return self[1]
 
-    @staticmethod
-    def from_window_result(start: int, end: int, key: Any, value: Any) -> "TimestampedEntry":
-        """The entry stamped with the window's ``end`` (the default output of the sliding window processors)."""
-        return TimestampedEntry(end, key, value)
+    def _extras(self) -> tuple:
+        return tuple(getattr(self, name) for name in self._fields)
 
     def __eq__(self, other: object) -> bool:
-        return (other.__class__ is TimestampedEntry and self.timestamp == other.timestamp  # type: ignore[attr-defined]
-                and tuple.__eq__(self, other))
+        return (other.__class__ is self.__class__ and tuple.__eq__(self, other)
+                and self._extras() == other._extras())  # type: ignore[attr-defined]
 
     def __ne__(self, other: object) -> bool:
         return not self.__eq__(other)
 
     def __hash__(self) -> int:
-        return hash((self.timestamp, self[0], self[1]))
+        return hash((*self._extras(), self[0], self[1]))
 
     def __repr__(self) -> str:
-        return f"TimestampedEntry({self.timestamp!r}, {self[0]!r}, {self[1]!r})"
+        return f"{type(self).__name__}({', '.join(repr(v) for v in (*self._extras(), self[0], self[1]))})"
 
     def __reduce__(self):
-        return (TimestampedEntry, (self.timestamp, self[0], self[1]))
+        return (type(self), (*self._extras(), self[0], self[1]))
+
+    def __copy__(self) -> "_StampedEntry":
+        return self
+
+    def __deepcopy__(self, memo: dict) -> "_StampedEntry":
+        import copy
+
+        return type(self)(*self._extras(), copy.deepcopy(self[0], memo), copy.deepcopy(self[1], memo))
+
+
+class TimestampedEntry(tuple):
+    """An entry ``(key, value)`` stamped with a ``timestamp`` (a window or frame end).
+
+    Index 0 is the key and index 1 the value, so ``entry_key``/``entry_value`` work; ``len()`` is 2 and
+    iteration (``key, value = e``, ``tuple(e)``, ``dict([e])``) gives the key and the value; equality and hash
+    include the timestamp. The object is the tuple ``(key, value, timestamp)`` underneath (one allocation, no
+    instance dict: the windowing processors make one per frame and key and per window and key), so ``e[2]`` and
+    slices show the timestamp too.
+
+    >>> e = TimestampedEntry(10, "k", 3)
+    >>> e.timestamp, e.key, e.value, e[0], len(e), tuple(e), e == TimestampedEntry(11, "k", 3)
+    (10, 'k', 3, 'k', 2, ('k', 3), False)
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, timestamp: int, key: Any, value: Any) -> "TimestampedEntry":
+        return tuple.__new__(cls, (key, value, timestamp))
+
+    timestamp = property(itemgetter(2), doc="The timestamp (a window's or frame's end).")
+    key = property(itemgetter(0), doc="The key (index 0).")
+    value = property(itemgetter(1), doc="The value (index 1).")
+
+    def __len__(self) -> int:
+        return 2
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self[0], self[1]))
+
+    def __contains__(self, item: object) -> bool:
+        return item in (self[0], self[1])
+
+    @staticmethod
+    def from_window_result(start: int, end: int, key: Any, value: Any) -> "TimestampedEntry":
+        """The entry stamped with the window's ``end`` (the default output of the sliding window processors)."""
+        return tuple.__new__(TimestampedEntry, (key, value, end))
+
+    def __eq__(self, other: object) -> bool:
+        return other.__class__ is TimestampedEntry and tuple.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return tuple.__hash__(self)
+
+    def __repr__(self) -> str:
+        return f"TimestampedEntry({self[2]!r}, {self[0]!r}, {self[1]!r})"
+
+    def __reduce__(self):
+        return (TimestampedEntry, (self[2], self[0], self[1]))
 
     def __copy__(self) -> "TimestampedEntry":
         return self
@@ -243,7 +294,7 @@ class TimestampedEntry(tuple):
     def __deepcopy__(self, memo: dict) -> "TimestampedEntry":
         import copy
 
-        return TimestampedEntry(self.timestamp, copy.deepcopy(self[0], memo), copy.deepcopy(self[1], memo))
+        return TimestampedEntry(self[2], copy.deepcopy(self[0], memo), copy.deepcopy(self[1], memo))
 
 
 def timestamped_entries(timestamp: int, pairs: Any) -> list:
@@ -253,16 +304,11 @@ def timestamped_entries(timestamp: int, pairs: Any) -> list:
     >>> timestamped_entries(4, {"a": 1}.items())
     [TimestampedEntry(4, 'a', 1)]
     """
-    new, cls, out = tuple.__new__, TimestampedEntry, []
-    append = out.append
-    for pair in pairs:
-        entry = new(cls, pair)
-        entry.timestamp = timestamp
-        append(entry)
-    return out
+    new, cls = tuple.__new__, TimestampedEntry
+    return [new(cls, (key, value, timestamp)) for key, value in pairs]
 
 
-class WindowResult(tuple):
+class WindowResult(_StampedEntry):
     """The result of a window: the entry ``(key, value)`` with the window's ``start`` and ``end``.
 
     >>> r = WindowResult(1, 22, "a", 3)
@@ -270,43 +316,13 @@ class WindowResult(tuple):
     (1, 22, 'a', 3, 3)
     """
 
+    _fields = ("start", "end")
+
     def __new__(cls, start: int, end: int, key: Any, value: Any) -> "WindowResult":
         self = tuple.__new__(cls, (key, value))
         self.start = start
         self.end = end
         return self
-
-    @property
-    def key(self) -> Any:
-        return self[0]
-
-    @property
-    def value(self) -> Any:
-        return self[1]
-
-    def __eq__(self, other: object) -> bool:
-        return (other.__class__ is WindowResult and self.start == other.start  # type: ignore[attr-defined]
-                and self.end == other.end and tuple.__eq__(self, other))  # type: ignore[attr-defined]
-
-    def __ne__(self, other: object) -> bool:
-        return not self.__eq__(other)
-
-    def __hash__(self) -> int:
-        return hash((self.start, self.end, self[0], self[1]))
-
-    def __repr__(self) -> str:
-        return f"WindowResult({self.start!r}, {self.end!r}, {self[0]!r}, {self[1]!r})"
-
-    def __reduce__(self):
-        return (WindowResult, (self.start, self.end, self[0], self[1]))
-
-    def __copy__(self) -> "WindowResult":
-        return self
-
-    def __deepcopy__(self, memo: dict) -> "WindowResult":
-        import copy
-
-        return WindowResult(self.start, self.end, copy.deepcopy(self[0], memo), copy.deepcopy(self[1], memo))
 
 
 class BroadcastKey:

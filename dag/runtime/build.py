@@ -12,7 +12,7 @@
    module-level identity partitioner), unioned partition-aligned in ascending priority;
 4. ``mapPartitionsWithIndex`` with the :class:`~dag.runtime.task.StageTask`; several outbound edges: the
    tagged output is persisted (MEMORY_AND_DISK) once;
-5. runs the stage's action when its tail is a leaf (``count()``, ``toLocalIterator()`` into a driver
+5. runs the stage's action when its tail is a leaf (``count()``, ``runJob`` per group of partitions into a driver
    collection, ``saveAsTextFile``), with a Spark job description naming the vertices.
 """
 
@@ -25,6 +25,7 @@ from dag.errors import JobFailedError
 from dag.planner.model import EdgeOp, EdgePlan, PhysicalPlan, Route, StagePlan, VertexKind, VertexPlan
 from dag.runtime.driver_topics import slice_bounds
 from dag.runtime.failures import encode_failure, mark_origin
+from dag.runtime.logforward import driver_level
 from dag.runtime.metrics import EMITTED, RECEIVED
 from dag.runtime.senders import sender_spec, send
 from dag.runtime.task import BroadcastInput, StageTask, VertexTask
@@ -37,6 +38,10 @@ def target_partition(key: int) -> int:
     """The partitioner of every keyed edge: record key t is the target processor t. One function object, so
     all keyed inputs of a vertex share a partitioner and ``union`` keeps their partitions aligned."""
     return key
+
+
+def _all_items(items: Iterator[Any]) -> Iterator[Any]:
+    return items
 
 
 class TaggedSender:
@@ -113,16 +118,19 @@ class PlanRun:
             vt.fused_ordinal = next(ep.dest_ordinal for ep in vp.inbound if ep.source == previous)
         if vp.kind is VertexKind.PROCESSOR and vp.combine_substitute is None:
             vt.suppliers = self._suppliers(vp)
+            vt.channel = self.channel
+            vt.log_levels = [driver_level(f"jetspark.{vp.name}#{g}") for g in range(vp.total_parallelism)]
         for ep in vp.inbound:
             if ep.op is EdgeOp.BROADCAST:
                 vt.broadcasts.append(self._broadcast(ep))
         return vt
 
-    def _suppliers(self, vp: VertexPlan) -> list[Any]:
+    def _suppliers(self, vp: VertexPlan, meta: Any = None) -> list[Any]:
+        """Each member's ``ProcessorSupplier`` of the vertex's meta supplier (or of ``meta``)."""
         from processors.context import Context
 
         members = self.plan.members
-        meta = self.dag.get_vertex(vp.name).meta_supplier
+        meta = meta or self.dag.get_vertex(vp.name).meta_supplier
         ctx = Context(vertex_name=vp.name, job_id=self.job_id, total_parallelism=vp.total_parallelism,
                       local_parallelism=vp.local_parallelism, member_count=members,
                       processing_guarantee=self.guarantee)
@@ -250,10 +258,18 @@ class PlanRun:
         else:
             rdd.count()
 
+    def _driver_items(self, rdd: Any) -> Iterator[Any]:
+        """The items of ``rdd`` on the driver: one Spark job per group of ``defaultParallelism`` partitions, so the
+        partitions of a group run in parallel (``toLocalIterator`` ran them one by one) while the driver holds
+        at most one group's output at a time."""
+        n, step = rdd.getNumPartitions(), max(1, self.sc.defaultParallelism)
+        for start in range(0, n, step):
+            yield from self.sc.runJob(rdd, _all_items, list(range(start, min(n, start + step))))
+
     def _fill_collection(self, vp: VertexPlan, rdd: Any) -> None:
         kind, name = vp.runtime_arg
         target = self.collections.get(kind, name)
-        items = rdd.toLocalIterator(prefetchPartitions=rdd.getNumPartitions() > 1)  # next partition computes meanwhile
+        items = self._driver_items(rdd)
         if kind == "list":
             target.extend(items)
             return

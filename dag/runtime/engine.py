@@ -1,10 +1,12 @@
 """``Engine``: runs DAGs on Spark (an embedded local Spark by default, or any Spark cluster).
 
-The engine owns a SparkSession it starts (see ``session.py`` for its settings) or borrows one passed in
-(then ``close()`` leaves it running). It resolves ``members`` and the default local parallelism once, plans
-DAGs with the pure planner (``engine.plan(dag)``) and runs them as asynchronous jobs (``engine.new_job``). It
-also holds the driver-side named collections (``get_map``/``get_list``), Jet's IMap/IList stand-ins for
-``read_map_p``/``read_list_p``/``write_map_p``/``write_list_p``.
+The engine starts a SparkSession (see ``session.py`` for its settings), shares the one another engine of the
+process started when the Spark settings agree, or borrows one passed in; the session stops when the last
+engine using it closes, and a session the caller started is never stopped (``sharing.py``). It resolves
+``members`` and the default local parallelism once, plans DAGs with the pure planner (``engine.plan(dag)``)
+and runs them as asynchronous jobs (``engine.new_job``). It also holds the driver-side named collections
+(``get_map``/``get_list``), Jet's IMap/IList stand-ins for ``read_map_p``/``read_list_p``/``write_map_p``/
+``write_list_p``.
 
 >>> # with Engine(EngineConfig(master="local[2]")) as engine:
 >>> #     engine.new_job(dag).join()
@@ -16,7 +18,7 @@ import itertools
 import threading
 from typing import Any
 
-from dag.config import EngineConfig, JobConfig
+from dag.config import EngineConfig, ExecutionMode, JobConfig
 from dag.errors import DagValidationError
 from dag.planner import PhysicalPlan, plan_dag
 from dag.runtime.driver_collections import DriverCollections
@@ -33,6 +35,10 @@ def as_dag(job: Any) -> Any:
         return job.to_dag()
     return job
 
+_job_ids = itertools.count(1)
+"""Job ids are unique in the process (like Jet's in a cluster), so engines sharing a SparkContext never share a
+Spark job group (``jetspark-<id>``) and cancelling one engine's job cannot cancel another's."""
+
 
 class Engine:
     """Runs DAGs on Spark.
@@ -40,17 +46,25 @@ class Engine:
     Args:
         config: the :class:`~dag.config.EngineConfig` (default: ``EngineConfig()``, local Spark on all cores).
         spark: an existing ``SparkSession`` to borrow instead of starting one (``config.master`` and
-            ``config.spark_conf`` are then ignored, and ``close()`` does not stop it).
+            ``config.spark_conf`` are then ignored; ``close()`` stops it only when jetspark started it and this
+            was the last engine using it).
+
+    A second engine in a process (without ``spark``) shares the running session when ``master`` and
+    ``spark_conf`` agree with it; members, parallelism and the other fields may differ per engine.
     """
 
     def __init__(self, config: EngineConfig | None = None, spark: Any = None):
         from dag.runtime import session as sessions
+        from dag.runtime import sharing
 
         self._config = config or EngineConfig()
-        self._owns_session = spark is None
-        self._spark = sessions.create_session(self._config) if spark is None else spark
-        if spark is not None:
+        if spark is None:
+            self._spark = sharing.acquire(self._config)
+        else:
+            sharing.check_alive(spark)
+            sharing.borrow(spark)
             sessions.quiet(spark)
+            self._spark = spark
         sc = self._spark.sparkContext
         self._master = sc.master
         self._local = sessions.is_local_master(self._master)
@@ -61,7 +75,6 @@ class Engine:
             1, sc.defaultParallelism // self._members)
         self._collections = DriverCollections(self._config.partition_count)
         self._jobs: list[Job] = []
-        self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._closed = False
 
@@ -96,10 +109,30 @@ class Engine:
         return self._collections.get("list", name)
 
     # ------------------------------------------------------------------ planning and jobs
-    def plan(self, dag: Any) -> PhysicalPlan:
-        """The physical plan ``dag`` (a DAG or a pipeline) would run with (``.explain()``, ``.to_dot()``);
-        validates the DAG."""
-        return plan_dag(as_dag(dag), self._config, self._members, self._default_parallelism)
+    def plan(self, dag: Any, config: JobConfig | None = None) -> PhysicalPlan:
+        """The physical plan ``dag`` (a DAG or a pipeline) would run with under ``config`` (``.explain()``,
+        ``.to_dot()``); validates the DAG. A PIPELINED job's plan explains its tasks and links."""
+        dag = as_dag(dag)
+        if self.execution_mode(dag, config) is ExecutionMode.PIPELINED:
+            from dag.runtime.pipelined.coordinator import PipelinedRun
+
+            return PipelinedRun.layout_for(self, dag)[0]
+        return plan_dag(dag, self._config, self._members, self._default_parallelism)
+
+    def execution_mode(self, dag: Any, config: JobConfig | None = None) -> ExecutionMode:
+        """How ``dag`` runs under ``config``: its ``execution_mode``, else PIPELINED iff the DAG has a stream
+        source. A stream source given STAGED explicitly is refused (a staged job would never end)."""
+        from processors.stream_sources import is_stream_source
+
+        streams = [v.name for v in as_dag(dag) if is_stream_source(v.meta_supplier)]
+        mode = config.execution_mode if config is not None else None
+        if mode is None:
+            return ExecutionMode.PIPELINED if streams else ExecutionMode.STAGED
+        if mode is ExecutionMode.STAGED and streams:
+            raise DagValidationError(
+                f"vertex '{streams[0]}' is a stream source, which never ends, so the DAG cannot run with "
+                "execution_mode=STAGED; use JobConfig(execution_mode=ExecutionMode.PIPELINED) (or leave it None)")
+        return mode
 
     def new_job(self, dag: Any, config: JobConfig | None = None) -> Job:
         """Plan ``dag`` (a DAG, or a pipeline: anything with ``to_dag()``) and start it asynchronously;
@@ -113,15 +146,14 @@ class Engine:
         self._check_open()
         config = config or JobConfig()
         dag = as_dag(dag)
-        plan = self.plan(dag)
-        _refuse_stream_sources(dag)
+        plan = self.plan(dag, config)
         if self._ship_user_modules:
             from dag.runtime.session import register_user_modules
 
             register_user_modules()
         check_shippable(dag)
         with self._lock:
-            job_id = next(self._ids)
+            job_id = next(_job_ids)
             name = config.name or f"job-{job_id}"
             if any(j.name == name and not j.status.is_terminal for j in self._jobs):
                 raise DagValidationError(f"A job named '{name}' is already running; choose another JobConfig.name")
@@ -142,19 +174,27 @@ class Engine:
 
     # ------------------------------------------------------------------ lifecycle
     def close(self) -> None:
-        """Cancel running jobs and stop the Spark session if the engine started it. Idempotent."""
+        """Cancel running jobs; stop the Spark session when jetspark started it and no other engine uses it.
+        Idempotent."""
+        from dag.runtime import sharing
+
         if self._closed:
             return
         for job in self.get_jobs():
             if not job.status.is_terminal:
-                job.cancel()
+                try:
+                    job.cancel()
+                except DagValidationError:  # the session was stopped outside the engine: nothing runs any more
+                    break
         self._closed = True
-        if self._owns_session:
-            self._spark.stop()
+        sharing.release(self._spark)
 
     def _check_open(self) -> None:
+        from dag.runtime.sharing import check_alive
+
         if self._closed:
             raise DagValidationError("This Engine is closed; create a new Engine")
+        check_alive(self._spark)
 
     def __enter__(self) -> Engine:
         return self
@@ -165,16 +205,3 @@ class Engine:
     def __repr__(self) -> str:
         return (f"Engine(master={self._master!r}, members={self._members}, "
                 f"default_local_parallelism={self._default_parallelism})")
-
-
-def _refuse_stream_sources(dag: Any) -> None:
-    """The staged runtime runs bounded DAGs only: a DAG with a stream source would never end."""
-    from processors.stream_sources import is_stream_source
-
-    streams = [v.name for v in getattr(dag, "vertices", ()) if is_stream_source(v.meta_supplier)]
-    if streams:
-        raise DagValidationError(
-            f"vertex '{streams[0]}' is a stream source (unbounded), and this engine runs it on the STAGED runtime, "
-            "which runs bounded DAGs only (a stage starts after its inputs are done, so the job would never end); "
-            "run it with JobConfig(execution_mode=ExecutionMode.PIPELINED), or use a batch source"
-        )

@@ -126,12 +126,36 @@ def decode_failure(error: BaseException, job_name: str, channel: JobChannel | No
     return None if record is None else _job_failed(record, job_name, error)
 
 
+_EXIT = re.compile(r"exit(?:ed)?(?: with)?(?: code| status)?[: ]+(-?\d+)", re.IGNORECASE)
+_CAUSES = (
+    ("ExecutorLostFailure", "an executor was lost"),
+    ("OutOfMemoryError", "a JVM ran out of memory: raise spark.driver.memory (local mode: the driver runs every "
+                         "task) or spark.executor.memory in EngineConfig.spark_conf"),
+    ("Python worker exited unexpectedly", "a Python worker died (killed, e.g. by the kernel's out-of-memory "
+                                          "killer; raise the machine's memory or lower the parallelism)"),
+)
+
+
+def _named_cause(text: str) -> str | None:
+    """A plain-words cause for Spark's infrastructure failures (executor lost with its exit code, OOM)."""
+    for needle, cause in _CAUSES:
+        if needle in text:
+            if needle == "ExecutorLostFailure":
+                code = _EXIT.search(text[text.index(needle):])
+                cause += f" (exit code {code.group(1)})" if code else ""
+            return cause
+    return None
+
+
 def summarize_spark_error(error: BaseException, job_name: str) -> JobFailedError:
-    """A ``JobFailedError`` for a failure without a record (e.g. an executor lost): the first meaningful line."""
+    """A ``JobFailedError`` for a failure without a record (e.g. an executor lost): the cause in plain words
+    when Spark's text names one, and the first meaningful line; ``error`` is chained as the cause."""
     text = _text(error)
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     first = next((ln for ln in lines if "Exception" in ln or "Error" in ln), lines[0] if lines else repr(error))
-    failed = JobFailedError(f"Job '{job_name}' failed: {first[:2000]}", job_name=job_name,
-                            exc_type=type(error).__name__, exc_message=first[:2000])
+    cause = _named_cause(text)
+    summary = f"{cause}: {first[:2000]}" if cause else first[:2000]
+    failed = JobFailedError(f"Job '{job_name}' failed: {summary}", job_name=job_name,
+                            exc_type=type(error).__name__, exc_message=summary)
     failed.__cause__ = error
     return failed

@@ -69,6 +69,17 @@ def test_word_count_when_sample_then_equals_reference(engine) -> None:
 
 
 @pytest.mark.spark
+def test_word_count_when_pipelined_then_same_result_as_reference(engine) -> None:
+    from dag import ExecutionMode
+
+    sys.path.insert(0, str(HERE.parent / "runtime"))
+    from modes import ModeEngine
+
+    counts = word_count.count_words(ModeEngine(engine, ExecutionMode.PIPELINED), word_count.BOOKS)
+    assert counts == dict(reference.word_counts(word_count.BOOKS))
+
+
+@pytest.mark.spark
 def test_word_count_when_run_twice_then_same_result(engine, tmp_path: Path) -> None:
     books = tmp_path / "books"
     books.mkdir()
@@ -77,3 +88,11 @@ def test_word_count_when_run_twice_then_same_result(engine, tmp_path: Path) -> N
     expected = dict(reference.word_counts(books))
     assert word_count.count_words(engine, books) == expected
     assert word_count.count_words(engine, books) == expected
+
+
+def test_doc_lines_when_file_not_utf8_then_error_names_file_line_and_offset(tmp_path) -> None:
+    path = tmp_path / "latin.txt"
+    path.write_bytes(b"fine\n" * 3000 + b"na\xefve\n")  # past the first read chunk: offsets are the file's
+    with pytest.raises(ValueError) as info:
+        word_count.doc_lines((1, str(path)))
+    assert str(path) in str(info.value) and "line 3001 (byte offset 15002)" in str(info.value)

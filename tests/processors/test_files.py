@@ -152,12 +152,34 @@ def test_read_files_is_a_meta_supplier_without_preferred_parallelism(tmp_path):
     assert pms.preferred_local_parallelism() is None
 
 
+def test_read_files_when_no_file_matches_then_driver_warns_or_fails_by_flag(tmp_path, caplog):
+    with caplog.at_level("WARNING", logger="jetspark.read_files_p"):
+        assert read_all(read_files_p(tmp_path, glob="*.txt")) == [[]]
+    assert f"no file in '{tmp_path}' matches '*.txt'" in caplog.text and "fail_if_empty=True" in caplog.text
+    with pytest.raises(DagValidationError, match="vertex 'read'.*no file in .* matches"):
+        read_files_p(tmp_path, fail_if_empty=True).init(Context(vertex_name="read"))
+
+
+def test_read_files_when_a_listed_file_is_deleted_before_it_is_read_then_logged_and_skipped(tmp_path, caplog):
+    for name in ("a", "b"):
+        (tmp_path / name).write_text(f"{name}1\n")
+    [proc] = read_files_p(tmp_path).get([0])(0).get(1)
+    outbox = Outbox([10])
+    proc.init(outbox, Context(vertex_name="read"))
+    (tmp_path / "a").unlink()  # listed in init(), gone before it is opened
+    with caplog.at_level("WARNING", logger="jetspark.read_files_p"):
+        while not proc.complete():
+            pass
+    assert outbox.drain(0) == ["b1"]
+    assert f"file '{tmp_path / 'a'}' was deleted" in caplog.text
+
+
 # ---------------------------------------------------------------------------------------------- write_file_p
 
 
 def writer(directory, index=0, **kw):
+    """A write_file_p processor driven on its own (no job: it publishes its own file in complete())."""
     pms = write_file_p(directory, **kw)
-    pms.init(Context(vertex_name="write"))
     [proc] = pms.get([0])(0).get(1)
     proc.init(Outbox([]), Context(vertex_name="write", global_processor_index=index, total_parallelism=index + 1,
                                   local_parallelism=index + 1, local_processor_index=index))
@@ -227,6 +249,72 @@ def test_write_file_with_no_items_writes_an_empty_file(tmp_path):
     assert p.complete()
     p.close()
     assert (tmp_path / "new" / "dir" / "0").read_text() == ""
+
+
+def run_job_writers(directory, batches, *args, error=None, **kw):
+    """The job lifecycle of write_file_p: meta init on the driver, one processor per batch, meta close."""
+    def numbered():
+        return {n: (directory / n).read_text() for n in visible_files(directory) if n.isdigit()}
+
+    before = numbered()
+    pms = write_file_p(directory, *args, **kw)
+    pms.init(Context(vertex_name="write", total_parallelism=len(batches), local_parallelism=len(batches)))
+    supplier = pms.get([0])(0)
+    procs = supplier.get(len(batches))
+    for i, (proc, items) in enumerate(zip(procs, batches)):
+        proc.init(Outbox([]), Context(vertex_name="write", global_processor_index=i, local_processor_index=i,
+                                      total_parallelism=len(batches), local_parallelism=len(batches)))
+        proc.process(0, Inbox(items))
+        if error is None or i == 0:  # on failure, only the first processor got to complete()
+            assert proc.complete()
+        proc.close()
+    assert numbered() == before  # nothing published before the job ends
+    pms.close(error)
+    assert not [n for n in visible_files(directory) if n.startswith(".")]  # nothing staged remains
+
+
+def test_write_file_in_a_job_when_it_succeeds_then_all_files_published_together_and_stale_ones_removed(tmp_path):
+    for name in ("0", "1", "2", "3", "notes.txt"):
+        (tmp_path / name).write_text("old\n")
+    run_job_writers(tmp_path, [["a"], ["b", "c"]])
+    assert visible_files(tmp_path) == ["0", "1", "notes.txt"]  # 2 and 3 were stale: replaced by this run's set
+    assert (tmp_path / "0").read_text() == "a\n" and (tmp_path / "1").read_text() == "b\nc\n"
+
+
+def test_write_file_in_a_job_when_it_fails_then_nothing_published_and_nothing_staged(tmp_path):
+    (tmp_path / "0").write_text("old\n")
+    run_job_writers(tmp_path, [["a"], ["b"]], error=RuntimeError("failed"))
+    assert visible_files(tmp_path) == ["0"] and (tmp_path / "0").read_text() == "old\n"
+
+
+def test_write_file_when_manual_form_with_append_then_lines_appended_and_nothing_removed(tmp_path):
+    (tmp_path / "0").write_text("old\n")
+    (tmp_path / "5").write_text("old\n")
+    run_job_writers(tmp_path, [["a"], ["b"]], str, "utf-8", True)  # writeFileP(dir, toStringFn, charset, append)
+    assert visible_files(tmp_path) == ["0", "1", "5"]
+    assert (tmp_path / "0").read_text() == "old\na\n" and (tmp_path / "1").read_text() == "b\n"
+    p = writer(tmp_path, append=True)  # on its own too
+    p.process(0, Inbox(["c"]))
+    p.complete()
+    p.close()
+    assert (tmp_path / "0").read_text() == "old\na\nc\n"
+
+
+def test_write_file_when_path_is_a_file_then_is_not_a_directory(tmp_path):
+    path = tmp_path / "file"
+    path.write_text("x")
+    with pytest.raises(DagValidationError, match="'.*file' is not a directory"):
+        write_file_p(path).init(Context(vertex_name="write"))
+    with pytest.raises(DagValidationError, match="is not a directory"):
+        writer(path)
+
+
+def test_write_file_when_item_text_has_newline_then_written_as_is_over_two_lines(tmp_path):
+    p = writer(tmp_path)
+    p.process(0, Inbox(["one\ntwo"]))
+    p.complete()
+    p.close()
+    assert (tmp_path / "0").read_text().splitlines() == ["one", "two"]  # documented: escape in to_string_fn
 
 
 def test_write_file_when_arguments_invalid_then_clear_error(tmp_path):

@@ -155,6 +155,25 @@ def test_failure_record_when_malformed_then_refused_and_not_stored():
         channel.close()
 
 
+def test_summary_when_executor_lost_then_cause_and_exit_code_named_and_spark_error_chained():
+    spark = RuntimeError(
+        "An error occurred while calling o88.count.\n: org.apache.spark.SparkException: Job aborted due to stage "
+        "failure: Task 3 in stage 2.0 failed 4 times, most recent failure: Lost task 3.3 in stage 2.0 (TID 40) "
+        "(127.0.0.1 executor 1): ExecutorLostFailure (executor 1 exited caused by one of the running tasks) "
+        "Reason: Command exited with code 137\n\tat org.apache.spark...")
+    from dag.runtime.failures import summarize_spark_error
+
+    err = summarize_spark_error(spark, "wc")
+    assert "an executor was lost (exit code 137)" in str(err) and err.__cause__ is spark
+
+
+def test_summary_when_jvm_out_of_memory_then_setting_to_raise_named():
+    from dag.runtime.failures import summarize_spark_error
+
+    err = summarize_spark_error(RuntimeError("java.lang.OutOfMemoryError: Java heap space"), "wc")
+    assert "ran out of memory" in str(err) and "spark.driver.memory" in str(err)
+
+
 def test_send_when_key_fn_returns_none_then_null_key_error_names_edge():
     for ld in (1, 3):  # one target (keys only checked) and several
         s = spec(Route.PARTITIONED_ALL, ld=ld, key_fn=lambda x: None if x == 2 else x,
