@@ -197,15 +197,18 @@ def _check_before_spark(args: argparse.Namespace, dag: Any) -> None:
 def _cmd_run(args: argparse.Namespace, spec: Any, target: Target) -> None:
     from dag.config import JobConfig
     from dag.runtime.engine import Engine
+    from dag.runtime.interrupts import InterruptGuard
 
     _check_before_spark(args, spec.dag)
     name = args.name or spec.name or target.function_name
-    with Engine(_engine_config(args, progress=args.progress)) as engine:
+    with InterruptGuard() as guard, Engine(_engine_config(args, progress=args.progress)) as engine:
+        guard.install()  # Spark installed its own SIGINT handler, which prints stack traces
+        guard.check()
         if spec.prepare is not None:
             _call_user(target, "prepare", spec.prepare, engine)
         started = time.perf_counter()
-        job = engine.new_job(spec.dag, JobConfig(name=name))
-        job.join()
+        job = guard.watch(engine.new_job(spec.dag, JobConfig(name=name)))
+        guard.join(job)  # Ctrl-C: the job is cancelled and has ended (nothing of it published) before we stop
         elapsed = time.perf_counter() - started
         if spec.report is not None:
             _call_user(target, "report", spec.report, engine, job)

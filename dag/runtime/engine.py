@@ -17,7 +17,7 @@ import threading
 from typing import Any
 
 from dag.config import EngineConfig, JobConfig
-from dag.errors import DagValidationError
+from dag.errors import DagError, DagValidationError
 from dag.planner import PhysicalPlan, plan_dag
 from dag.runtime.driver_collections import DriverCollections
 from dag.runtime.job import Job
@@ -32,6 +32,9 @@ def as_dag(job: Any) -> Any:
     if not isinstance(job, DAG) and callable(getattr(job, "to_dag", None)):
         return job.to_dag()
     return job
+
+CLOSE_JOIN_TIMEOUT = 120.0
+"""Seconds ``close()`` waits for each cancelled job to end."""
 
 
 class Engine:
@@ -111,6 +114,10 @@ class Engine:
         from dag.runtime.shippable import check_shippable
 
         self._check_open()
+        from dag.runtime.jvm import DEAD_JVM, jvm_alive
+
+        if not jvm_alive(self._spark):
+            raise DagError(DEAD_JVM)
         config = config or JobConfig()
         dag = as_dag(dag)
         plan = self.plan(dag)
@@ -142,12 +149,25 @@ class Engine:
 
     # ------------------------------------------------------------------ lifecycle
     def close(self) -> None:
-        """Cancel running jobs and stop the Spark session if the engine started it. Idempotent."""
+        """Cancel running jobs, wait (bounded) until they ended, so none of their tasks still writes and
+        their sinks cleaned up, and stop the Spark session if the engine started it. Idempotent."""
         if self._closed:
             return
-        for job in self.get_jobs():
-            if not job.status.is_terminal:
-                job.cancel()
+        from dag.runtime.jvm import forget_dead_session, jvm_alive
+
+        if not jvm_alive(self._spark):  # nothing to cancel or stop; let a new Engine start a new JVM
+            self._closed = True
+            if self._owns_session:
+                forget_dead_session(self._spark)
+            return
+        running = [job for job in self.get_jobs() if not job.status.is_terminal]
+        for job in running:
+            job.cancel()
+        for job in running:
+            try:
+                job.join(CLOSE_JOIN_TIMEOUT)
+            except Exception:  # noqa: BLE001 - a cancelled job fails, or did not end in time: close anyway
+                pass
         self._closed = True
         if self._owns_session:
             self._spark.stop()
