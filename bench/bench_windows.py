@@ -6,6 +6,7 @@ event time, timestamps in order) is counted per key in 1 s windows sliding by 10
 - ``plain loop``: a hand-written dict-of-frames loop, the yardstick: each event is counted into
   ``frames[frame_end][key]``; at every frame boundary the running window adds its leading frame, emits the list
   of ``(window_end, key, count)`` of its keys and deducts its trailing frame;
+- ``single-stage processor`` (for comparison): ``aggregate_to_sliding_window_p`` driven the same way;
 - ``two-stage processors``: ``accumulate_by_frame_p`` -> ``combine_to_sliding_window_p`` with ``counting()``,
   driven in-process: inbound batches of ``--batch`` items go to ``process``, a ``Watermark`` at every frame
   boundary to ``try_process_watermark`` (retried until done), outboxes of ``--batch`` slots drained after every
@@ -36,7 +37,8 @@ from processors.functions import entry_key, entry_value  # noqa: E402
 from processors.inbox import Inbox  # noqa: E402
 from processors.outbox import Outbox  # noqa: E402
 from processors.aggregations import counting  # noqa: E402
-from processors.sliding_window import accumulate_by_frame_p, combine_to_sliding_window_p  # noqa: E402
+from processors.sliding_window import (accumulate_by_frame_p, aggregate_to_sliding_window_p,  # noqa: E402
+                                       combine_to_sliding_window_p)
 from processors.watermark import Watermark  # noqa: E402
 from processors.windows import TimestampKind, sliding_win_policy  # noqa: E402
 
@@ -166,6 +168,22 @@ def _discard(items: list) -> None:
     """The timed runs' sink: results are consumed (as a sink would) and not kept alive."""
 
 
+def single_stage(stream: list[Any], batch: int, sink: Callable[[list], None]) -> None:
+    """For comparison: ``aggregate_to_sliding_window_p`` alone (no stage-1 -> stage-2 hop)."""
+    policy = sliding_win_policy(WINDOW_MS, SLIDE_MS)
+    stage = _Stage(aggregate_to_sliding_window_p(entry_key, entry_value, TimestampKind.EVENT, policy, counting()),
+                   batch)
+
+    def to_output(items: list) -> None:
+        sink([item for item in items if item.__class__ is not Watermark])
+
+    for step in stream:
+        if step.__class__ is list:
+            stage.items(step, to_output)
+        else:
+            stage.watermark(step, to_output)
+
+
 def measure(variants: dict[str, Callable[[list, int, Callable[[list], None]], None]], stream: list, events: int,
             batch: int, repeat: int) -> tuple[dict[str, float], int]:
     """Events per second of each variant: median of ``repeat`` interleaved runs; and the number of results."""
@@ -191,16 +209,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5, help="timed runs per variant (median)")
     args = parser.parse_args(argv)
     stream = make_stream(args.events, args.keys, args.rate, args.batch)
-    rates, results = measure({"plain loop": plain_loop, "two-stage processors": two_stage}, stream, args.events,
-                             args.batch, args.repeat)
+    variants = {"plain loop": plain_loop, "two-stage processors": two_stage, "single-stage processor": single_stage}
+    rates, results = measure(variants, stream, args.events, args.batch, args.repeat)
     base = rates["plain loop"]
     print(f"{args.events} events, {args.keys} keys, {args.rate} events/s of event time, {WINDOW_MS} ms windows "
           f"sliding by {SLIDE_MS} ms, counting(), {results} window results, batch {args.batch}, median of "
           f"{args.repeat} interleaved runs, Python {sys.version.split()[0]}")
-    print(f"| {'variant':<20} | {'events/s':>12} | {'vs plain loop':>13} |")
-    print(f"|{'-' * 22}|{'-' * 14}|{'-' * 15}|")
+    print(f"| {'variant':<22} | {'events/s':>12} | {'vs plain loop':>13} |")
+    print(f"|{'-' * 24}|{'-' * 14}|{'-' * 15}|")
     for name, rate in rates.items():
-        print(f"| {name:<20} | {rate:>12,.0f} | {rate / base:>12.2f}x |")
+        print(f"| {name:<22} | {rate:>12,.0f} | {rate / base:>12.2f}x |")
     return 0
 
 

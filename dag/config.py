@@ -58,6 +58,11 @@ class EngineConfig(BaseModel):
                                      "processing_guarantee EXACTLY_ONCE or AT_LEAST_ONCE. None: a temporary directory "
                                      "in local mode (deleted when the engine closes); on a cluster it is required and "
                                      "must be a path every executor and the driver share (NFS, a mounted volume).")
+    widen_stateless: bool = Field(True, description="Give a stateless built-in vertex (map_p, flat_map_p, ...) "
+                                  "between unicast edges its consumer's local parallelism, and a driver sink its "
+                                  "upstream's, where results cannot change (dag/planner/widening.py): a "
+                                  "local_parallelism=1 vertex then feeds its consumer without a shuffle of its "
+                                  "output.")
     fuse_accumulate: bool = Field(True, description="Run the accumulate vertex of X -> local partitioned -> "
                                   "accumulate_by_key_p -> distributed partitioned -> combine_by_key_p inside X's "
                                   "task, making the pattern one map-side-combining shuffle.")

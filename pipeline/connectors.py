@@ -20,8 +20,9 @@ factory                                             vertex name            runs
 ``Sinks.from_processor(name, supplier)``            ``NAME``               the supplier
 ==================================================  =====================  =====================================
 
-The stream sources (``Sources.socket``, ``Sources.map_journal``, ``Sources.stream_from_processor``,
-``TestSources.item_stream``) are in :mod:`pipeline.stream_sources`; ``Sources`` and ``TestSources`` expose them.
+The stream sources (``Sources.socket`` -> ``socketSource(HOST:PORT)``, ``Sources.map_journal`` ->
+``mapJournalSource(NAME)``, ``Sources.stream_from_processor``, ``TestSources.item_stream`` -> ``itemStream``)
+are in :mod:`pipeline.stream_sources`; ``Sources`` and ``TestSources`` expose them.
 
 >>> Sources.list("text").name
 'listSource(text)'
@@ -57,15 +58,19 @@ class BatchSource:
 
 
 class StreamSource:
-    """An unbounded source. ``supplier_fn(event_time)`` gives the supplier: ``event_time`` is ``None``
-    (no timestamps, or timestamps added later in the pipeline) or ``(timestamp_fn, allowed_lag)`` where
-    ``timestamp_fn`` is ``None`` for the source's native timestamps; the source then emits ``JetEvent`` items
-    and watermarks. ``native_timestamps``: whether ``with_native_timestamps`` is allowed."""
+    """An unbounded source: the vertex ``name``, the ``supplier`` it runs without timestamps and, when the
+    source can apply timestamps itself, ``timestamped_fn(params) -> supplier`` (its items then leave it as
+    ``JetEvent`` with watermarks). ``native_timestamps``: the source has timestamps of its own
+    (``with_native_timestamps``); ``accepts_timestamp_fn``: ``timestamped_fn`` also applies a user
+    ``timestamp_fn`` (else ``with_timestamps`` adds an ``-add-timestamps`` vertex)."""
 
-    def __init__(self, name: str, supplier_fn: Callable[[Any], Any], native_timestamps: bool = False):
+    def __init__(self, name: str, supplier: Any, timestamped_fn: Callable[[Any], Any] | None = None,
+                 native_timestamps: bool = False, accepts_timestamp_fn: bool = False):
         self.name = name
-        self.supplier_fn = supplier_fn
+        self.supplier = supplier
+        self.timestamped_fn = timestamped_fn
         self.native_timestamps = native_timestamps
+        self.accepts_timestamp_fn = accepts_timestamp_fn
 
     def __repr__(self) -> str:
         return f"StreamSource({self.name!r})"
@@ -238,7 +243,7 @@ def as_source(source: Any) -> BatchSource | StreamSource:
     if isinstance(source, BuiltBatch):
         return BatchSource(source.name, source)
     if isinstance(source, BuiltStream):
-        from pipeline.stream_sources import builder_stream_source
+        from pipeline.stream_sources import builder_stream_source  # noqa: PLC0415 - the stream half
 
         return builder_stream_source(source)
     raise TypeError(

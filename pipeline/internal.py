@@ -10,7 +10,12 @@
 - :class:`CheckedKey`: a key function that fails with Jet's null-key error, naming the stage.
 - Event adapters (``EventMap``, ``EventFilter``, ``EventFlatMap``, ...): run a user function on the plain item
   of a :class:`~pipeline.events.JetEvent` and keep the event's timestamp on the outputs.
-- :class:`UnwrapEventsP`: wraps a sink's processor so it receives plain items instead of events.
+- :class:`UnwrapEventsP`: wraps a sink's processor so it receives plain items instead of events;
+  :class:`MappedMetaSupplier` applies such a wrapper to every processor of a meta-supplier (and keeps the
+  stream-source mark of the one it wraps).
+- Window adapters: :class:`EventAccumulate` (an accumulate function on the plain item), :class:`EventResult`
+  (a window result sent on as ``JetEvent(window_end, out)``), ``event_timestamp``; peek: :class:`EventToString`
+  (``item (eventTime=...)``), :class:`EventPredicate`; watermark ``wrap_fn``: ``to_event``, ``rewrap_event``.
 
 Every processor here is engine-free; those with outputs keep the computed outputs of the current inbox and
 remove the inbox's items only once all were accepted (Jet's outbox rule), see :class:`_Emitting`.
@@ -22,17 +27,20 @@ from collections.abc import Callable, Sequence
 from itertools import product
 from typing import Any
 
-from pipeline.events import JetEvent
+from pipeline.events import JetEvent, format_time
 from pipeline.join import ItemsByTag, Tag
 from processors.aggregate import AggregateOperation
 from processors.inbox import Inbox
 from processors.processor import Processor
+from processors.suppliers import ProcessorMetaSupplier, ProcessorSupplier
 from processors.traverser import to_traverser
 from processors.watermark import Watermark
 
 __all__ = [
     "HashJoinCollectP", "HashJoinP", "DistinctP", "RollingAggregateP", "CheckedKey", "UnwrapEventsP",
-    "EventMap", "EventFilter", "EventFlatMap", "EventUsingContext", "event_key", "event_item",
+    "EventMap", "EventFilter", "EventFlatMap", "EventUsingContext", "event_item", "to_event",
+    "rewrap_event", "event_timestamp", "EventToString", "EventPredicate", "EventAccumulate", "EventResult",
+    "MappedMetaSupplier", "unwrap_events",
 ]
 
 
@@ -57,16 +65,6 @@ class CheckedKey:
 def event_item(event: JetEvent) -> Any:
     """The plain item of an event."""
     return event.item
-
-
-class event_key:  # noqa: N801 - a small picklable function object
-    """``key_fn(event.item)``."""
-
-    def __init__(self, key_fn: Callable[[Any], Any]):
-        self.key_fn = key_fn
-
-    def __call__(self, event: JetEvent) -> Any:
-        return self.key_fn(event.item)
 
 
 class EventMap:
@@ -327,3 +325,124 @@ class UnwrapEventsP(Processor):
 
     def close(self) -> None:
         self.wrapped.close()
+
+
+# ------------------------------------------------------------------------------------------------ stream half
+
+
+def to_event(item: Any, timestamp: int) -> JetEvent:
+    """``wrap_fn`` of the watermark parameters: a plain item and its timestamp as a ``JetEvent``."""
+    return JetEvent(timestamp, item)
+
+
+def rewrap_event(event: JetEvent, timestamp: int) -> JetEvent:
+    """``wrap_fn`` when an event gets a new timestamp (``with_timestamps`` on a stage that had them)."""
+    return JetEvent(timestamp, event.item)
+
+
+def event_timestamp(event: JetEvent) -> int:
+    """The timestamp of an event (the windowing processors' timestamp function)."""
+    return event.timestamp
+
+
+class EventToString:
+    """``peek`` on events: ``to_string_fn(item) (eventTime=HH:MM:SS.mmm)``, as Jet's adapted peek."""
+
+    def __init__(self, to_string_fn: Callable[[Any], Any]):
+        self.to_string_fn = to_string_fn
+
+    def __call__(self, event: Any) -> str:
+        if type(event) is not JetEvent:
+            return str(self.to_string_fn(event))
+        return f"{self.to_string_fn(event.item)} (eventTime={format_time(event.timestamp)})"
+
+
+class EventPredicate:
+    """``pred(item)`` of an event (peek's ``should_log_fn``)."""
+
+    def __init__(self, pred: Callable[[Any], Any]):
+        self.pred = pred
+
+    def __call__(self, event: Any) -> Any:
+        return self.pred(event.item if type(event) is JetEvent else event)
+
+
+class EventAccumulate:
+    """An accumulate function on the plain item of an event."""
+
+    def __init__(self, fn: Callable[[Any, Any], Any]):
+        self.fn = fn
+
+    def __call__(self, acc: Any, event: JetEvent) -> Any:
+        return self.fn(acc, event.item)
+
+
+class EventResult:
+    """A window's ``map_to_output_fn(start, end, key, result)`` whose output travels as ``JetEvent(end, out)``;
+    ``keyed`` False calls ``fn(start, end, result)``."""
+
+    def __init__(self, fn: Callable[..., Any], keyed: bool):
+        self.fn = fn
+        self.keyed = keyed
+
+    def __call__(self, start: int, end: int, key: Any, result: Any) -> Any:
+        out = self.fn(start, end, key, result) if self.keyed else self.fn(start, end, result)
+        return None if out is None else JetEvent(end, out)
+
+
+class MappedMetaSupplier(ProcessorMetaSupplier):
+    """A meta-supplier whose processors are ``wrap(processor)`` of those ``inner`` makes (e.g. a sink wrapped in
+    :class:`UnwrapEventsP`, or a source given watermark parameters)."""
+
+    def __init__(self, inner: Any, wrap: Callable[[Processor], Processor]):
+        from processors.suppliers import to_meta_supplier
+
+        self.inner = to_meta_supplier(inner)
+        self.wrap = wrap
+        if getattr(inner, "is_stream_source", False) is True:  # still an unbounded source (pipelined runtime)
+            self.is_stream_source = True
+
+    def preferred_local_parallelism(self) -> int | None:
+        return self.inner.preferred_local_parallelism()
+
+    def init(self, context: Any) -> None:
+        self.inner.init(context)
+
+    def get(self, member_indices: list[int]) -> Callable[[int], ProcessorSupplier]:
+        by_member = self.inner.get(member_indices)
+        return _MappedBy(by_member, self.wrap)
+
+    def close(self, error: Any) -> None:
+        self.inner.close(error)
+
+    def __repr__(self) -> str:
+        return f"MappedMetaSupplier({self.inner!r})"
+
+
+class _MappedBy:
+    def __init__(self, by_member: Callable[[int], ProcessorSupplier], wrap: Callable[[Processor], Processor]):
+        self.by_member = by_member
+        self.wrap = wrap
+
+    def __call__(self, member: int) -> ProcessorSupplier:
+        return _MappedSupplier(self.by_member(member), self.wrap)
+
+
+class _MappedSupplier(ProcessorSupplier):
+    def __init__(self, inner: ProcessorSupplier, wrap: Callable[[Processor], Processor]):
+        self.inner = inner
+        self.wrap = wrap
+
+    def init(self, context: Any) -> None:
+        self.inner.init(context)
+
+    def get(self, count: int) -> list:
+        return [self.wrap(p) for p in self.inner.get(count)]
+
+    def close(self, error: Any) -> None:
+        self.inner.close(error)
+
+
+def unwrap_events(processor: Processor) -> Processor:
+    """``UnwrapEventsP(processor)`` (a picklable module-level wrap function)."""
+    return UnwrapEventsP(processor)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from dag.errors import DagValidationError
-from pipeline.transforms import SourceTransform
+from pipeline.timestamps import StreamSourceTransform, TimestampTransform, event_time_params
 
 if TYPE_CHECKING:  # pragma: no cover
     from pipeline.connectors import StreamSource
@@ -42,19 +42,23 @@ class StreamSourceStage:
     def name(self) -> str:
         return self._source.name
 
-    def _decide(self, event_time: Any) -> StreamStage:
+    def _decide(self, timestamp_fn: Callable[[Any], int] | None, allowed_lag: int | None) -> StreamStage:
         from pipeline.stages import StreamStage
 
         if self.decided:
             raise DagValidationError(f"stage '{self.name}': the timestamps of this stream source were already "
                                      "chosen; keep the stage that choice returned and attach to it")
         self.decided = True
-        supplier = self._source.supplier_fn(event_time)
-        return StreamStage(SourceTransform(self._pipeline, self.name, supplier, events=event_time is not None))
+        source = self._source
+        params = None if allowed_lag is None else event_time_params(timestamp_fn, allowed_lag)
+        in_source = params is not None and source.timestamped_fn is not None and (
+            timestamp_fn is None or source.accepts_timestamp_fn)
+        supplier = source.timestamped_fn(params) if in_source else source.supplier
+        return StreamStage(StreamSourceTransform(self._pipeline, self.name, supplier, params, in_source))
 
     def without_timestamps(self) -> StreamStage:
         """A stream stage without timestamps (no windows downstream unless ``with_timestamps`` later)."""
-        return self._decide(None)
+        return self._decide(None, None)
 
     def with_native_timestamps(self, allowed_lag: int) -> StreamStage:
         """The source's own timestamps; watermarks trail the top timestamp by ``allowed_lag`` ms."""
@@ -62,14 +66,14 @@ class StreamSourceStage:
             raise DagValidationError(
                 f"stage '{self.name}': this source has no native timestamps; use "
                 "with_timestamps(timestamp_fn, allowed_lag) to take them from the items")
-        return self._decide((None, _check_lag(self.name, allowed_lag)))
+        return self._decide(None, _check_lag(self.name, allowed_lag))
 
     def with_timestamps(self, timestamp_fn: Callable[[Any], int], allowed_lag: int) -> StreamStage:
         """Timestamps ``timestamp_fn(item)``, applied in the source's processors."""
         if not callable(timestamp_fn):
             raise TypeError(f"stage '{self.name}': with_timestamps(timestamp_fn, allowed_lag) needs a callable, "
                             f"got {timestamp_fn!r:.80}")
-        return self._decide((timestamp_fn, _check_lag(self.name, allowed_lag)))
+        return self._decide(timestamp_fn, _check_lag(self.name, allowed_lag))
 
     add_timestamps = with_timestamps
 
@@ -83,5 +87,10 @@ class StreamSourceStage:
 
 
 def add_timestamps(stage: Any, timestamp_fn: Callable[[Any], int], allowed_lag: int) -> Any:
-    """``with_timestamps`` later in a pipeline: an ``insert_watermarks_p`` vertex."""
-    raise NotImplementedError(f"stage '{stage.name}': with_timestamps later in a pipeline is not available yet")
+    """``with_timestamps`` later in a pipeline: an ``add-timestamps`` vertex (``insert_watermarks_p``); from
+    there on the stage's items carry the new timestamps."""
+    if not callable(timestamp_fn):
+        raise TypeError(f"stage '{stage.name}': with_timestamps(timestamp_fn, allowed_lag) needs a callable, got "
+                        f"{timestamp_fn!r:.80}")
+    lag = _check_lag(stage.name, allowed_lag)
+    return stage._attach(TimestampTransform(stage.pipeline, stage._transform, timestamp_fn, lag))  # noqa: SLF001

@@ -1,11 +1,111 @@
-"""Sinks after stages with timestamps: sinks see plain items, never the internal ``JetEvent`` wrapper."""
+"""Timestamps in a pipeline: where they are added and how sinks are kept free of the internal wrapper.
+
+- :func:`event_time_params`: the watermark parameters of a ``with_timestamps(fn, lag)`` /
+  ``with_native_timestamps(lag)`` choice: a limiting-lag policy, no throttling, Jet's idle timeout, and a
+  ``wrap_fn`` that turns each item into a ``JetEvent`` (so later stages keep its timestamp).
+- :class:`StreamSourceTransform`: a stream source. Without timestamps, or when the source applies them itself
+  (native timestamps, ``Sources.map_journal``, ``TestSources.item_stream``), one vertex. Otherwise (Jet 4's
+  planner) the source vertex feeds ``NAME-add-timestamps`` (``insert_watermarks_p``) on an isolated edge.
+- :class:`TimestampTransform`: ``with_timestamps`` later in a pipeline: an ``add-timestamps`` vertex
+  (``insert_watermarks_p``) on an isolated edge.
+- :func:`unwrapping_sink`: a sink fed by a stage with timestamps gets plain items: its processors are wrapped
+  with ``UnwrapEventsP``; a driver-side sink (a Spark operation, no processors) gets a ``NAME-unwrap`` vertex
+  in front of it.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["unwrapping_sink"]
+from pipeline.internal import (
+    MappedMetaSupplier,
+    event_item,
+    rewrap_event,
+    to_event,
+    unwrap_events,
+)
+from pipeline.planner import Planner, PlannerVertex
+from pipeline.transforms import Transform
+from processors.event_time import DEFAULT_IDLE_TIMEOUT_MS, WmGenParams, wm_gen_params
+from processors.insert_watermarks import insert_watermarks_p
+from processors.stateless import map_p
+from processors.suppliers import RuntimeBound
+from processors.watermark_policies import limiting_lag, no_throttling
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pipeline.pipeline import Pipeline
+
+__all__ = ["event_time_params", "StreamSourceTransform", "TimestampTransform", "unwrapping_sink"]
+
+ADD_TIMESTAMPS_SUFFIX = "-add-timestamps"
 
 
-def unwrapping_sink(transform: Any, planner: Any, upstream: Any) -> None:
-    raise NotImplementedError(f"sink '{transform.name}' after a stage with timestamps is not available yet")
+class _OfItem:
+    """``timestamp_fn(event.item)``: the user's timestamp function on a stage that already has timestamps."""
+
+    def __init__(self, fn: Callable[[Any], int]):
+        self.fn = fn
+
+    def __call__(self, event: Any) -> int:
+        return self.fn(event.item)
+
+
+def event_time_params(timestamp_fn: Callable[[Any], int] | None, allowed_lag: int,
+                      rewrap: bool = False) -> WmGenParams:
+    """Watermark parameters emitting ``JetEvent`` items. ``timestamp_fn`` None: native timestamps.
+    ``rewrap``: the input items are events already (their plain item gets the new timestamp)."""
+    wrap = rewrap_event if rewrap else to_event
+    if timestamp_fn is None:
+        return WmGenParams(timestamp_fn=None, new_wm_policy_fn=limiting_lag(allowed_lag),
+                           wm_emit_policy=no_throttling(), idle_timeout_ms=DEFAULT_IDLE_TIMEOUT_MS, wrap_fn=wrap)
+    fn = _OfItem(timestamp_fn) if rewrap else timestamp_fn
+    return wm_gen_params(fn, limiting_lag(allowed_lag), no_throttling(), wrap_fn=wrap)
+
+
+class StreamSourceTransform(Transform):
+    """A stream source: ``supplier`` as is, or with watermark ``params`` applied in the source (``in_source``)
+    or by an ``-add-timestamps`` vertex after it."""
+
+    def __init__(self, pipeline: Pipeline, name: str, supplier: Any, params: WmGenParams | None,
+                 in_source: bool):
+        super().__init__(pipeline, name, (), events=params is not None)
+        self.supplier = supplier
+        self.params = params
+        self.in_source = in_source
+
+    def add_to_dag(self, p: Planner) -> None:
+        if self.params is None or self.in_source:
+            self._add_single_vertex(p, self.supplier)
+            return
+        name = p.unique_vertex_name(self.name)
+        source = p.new_vertex(name, self.supplier, self.local_parallelism)
+        stamps = p.add_vertex(self, name + ADD_TIMESTAMPS_SUFFIX, self.local_parallelism,
+                              insert_watermarks_p(self.params), True)
+        p.edge(source, stamps, 0, lambda e, _o: e.isolated())
+
+
+class TimestampTransform(Transform):
+    """``with_timestamps`` after other stages: ``add-timestamps`` (``insert_watermarks_p``)."""
+
+    def __init__(self, pipeline: Pipeline, upstream: Transform, timestamp_fn: Callable[[Any], int],
+                 allowed_lag: int):
+        super().__init__(pipeline, "add-timestamps", (upstream,), events=True)
+        self.params = event_time_params(timestamp_fn, allowed_lag, rewrap=upstream.events)
+
+    def add_to_dag(self, p: Planner) -> None:
+        self._add_single_vertex(p, insert_watermarks_p(self.params), lambda e, _o: e.isolated())
+
+
+def unwrapping_sink(transform: Any, p: Planner, upstream: PlannerVertex) -> None:
+    """The sink ``transform`` fed by ``upstream``, whose items are events: the sink sees plain items."""
+    name = p.unique_vertex_name(transform.name)
+    if isinstance(transform.supplier, RuntimeBound):
+        unwrap = p.new_vertex(name + "-unwrap", map_p(event_item), transform.local_parallelism)
+        p.edge(upstream, unwrap)
+        sink = p.add_vertex(transform, name, transform.local_parallelism, transform.supplier)
+        p.edge(unwrap, sink)
+        return
+    supplier = MappedMetaSupplier(transform.supplier, unwrap_events)
+    sink = p.add_vertex(transform, name, transform.local_parallelism, supplier)
+    p.add_edges(transform, sink)

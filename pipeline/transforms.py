@@ -35,6 +35,8 @@ from edges.partitioner import Partitioner
 from pipeline.internal import (
     CheckedKey,
     DistinctP,
+    EventPredicate,
+    EventToString,
     HashJoinCollectP,
     HashJoinP,
     RollingAggregateP,
@@ -45,6 +47,7 @@ from processors.aggregating import accumulate_by_key_p, accumulate_p, combine_by
 from processors.diagnostic import peek_output_p
 from processors.functions import entry, entry_key, whole_item
 from processors.stateless import noop_p
+from processors.stream_sources import is_stream_source, mark_stream_source
 from processors.suppliers import ProcessorMetaSupplier, RuntimeBound
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -146,11 +149,18 @@ class PeekTransform(Transform):
 
     def add_to_dag(self, p: Planner) -> None:
         peeked = p.vertex_of(self.upstream[0])
+        to_string, should_log = self.to_string_fn, self.should_log_fn
+        if self.events:  # Jet's adapted peek: "item (eventTime=HH:MM:SS.mmm)"
+            to_string = EventToString(to_string)
+            should_log = None if should_log is None else EventPredicate(should_log)
         if isinstance(peeked.supplier, RuntimeBound):
             # a driver-side source or sink is a Spark operation, not processors: peek in a vertex of its own
-            self._add_single_vertex(p, peek_output_p(noop_p(), self.to_string_fn, self.should_log_fn))
+            self._add_single_vertex(p, peek_output_p(noop_p(), to_string, should_log))
             return
-        peeked.supplier = peek_output_p(peeked.supplier, self.to_string_fn, self.should_log_fn)
+        wrapped = peek_output_p(peeked.supplier, to_string, should_log)
+        if is_stream_source(peeked.supplier):
+            mark_stream_source(wrapped)  # the peeked source is still unbounded
+        peeked.supplier = wrapped
         p.xform2vertex[self] = peeked
 
 

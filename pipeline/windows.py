@@ -1,6 +1,27 @@
 """Windows: ``WindowDefinition`` (sliding, tumbling, session) and the windowed stages (Jet's
 ``WindowDefinition``, ``StageWithWindow``, ``StageWithKeyAndWindow``).
 
+Lowering (Jet 4's ``WindowAggregateTransform``), the stage's items being ``JetEvent`` (a window needs
+timestamps), so the windowing processors take the event's timestamp and the user's key function and
+aggregate operation see the plain item:
+
+============================  =====================================================================================
+window                        vertices and edges
+============================  =====================================================================================
+sliding / tumbling, keyed     ``sliding-window-prepare`` (``accumulate_by_frame_p``, local partitioned by key in)
+                              -> distributed partitioned by key -> ``sliding-window`` (``combine_to_sliding_window_p``)
+sliding / tumbling, un-keyed  ``sliding-window-prepare`` (local unicast in) -> distributed all-to-one ->
+                              ``sliding-window`` (local parallelism 1)
+session, keyed                one ``session-window`` vertex (``aggregate_to_session_window_p``), distributed
+                              partitioned by key
+session, un-keyed             one ``session-window`` vertex, local parallelism 1, distributed all-to-one
+============================  =====================================================================================
+
+Results: keyed sliding and tumbling windows emit ``TimestampedEntry(window_end, key, result)``, session windows
+``WindowResult(start, end, key, result)``, un-keyed windows ``TimestampedItem(window_end, result)``; an optional
+``map_to_output_fn(start, end, key, result)`` (un-keyed ``(start, end, result)``) replaces them. Every result
+travels on as a ``JetEvent`` stamped with the window's end, so later stages have timestamps.
+
 >>> WindowDefinition.sliding(60_000, 1_000)
 WindowDefinition.sliding(60000, 1000)
 >>> WindowDefinition.tumbling(1_000).slide_by
@@ -9,9 +30,21 @@ WindowDefinition.sliding(60000, 1000)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-__all__ = ["WindowDefinition", "StageWithWindow"]
+from dag.errors import DagValidationError
+from edges.partitioner import Partitioner
+from pipeline.events import TimestampedItem
+from pipeline.internal import EventAccumulate, EventResult, event_timestamp
+from pipeline.planner import Planner
+from pipeline.transforms import PREPARE_SUFFIX, Transform, checked_key
+from processors.aggregate import AggregateOperation
+from processors.aggregations import _co_aggregate, pick_any
+from processors.functions import entry_key, whole_item
+from processors.windows import TimestampedEntry, WindowResult
+
+__all__ = ["WindowDefinition", "StageWithWindow", "WindowAggregateTransform"]
 
 
 def _positive(label: str, value: Any) -> int:
@@ -68,14 +101,142 @@ class WindowDefinition:
 
 
 class StageWithWindow:
-    """A stream stage (keyed when ``key_fn`` is set) with a window definition."""
+    """A stream stage (keyed when ``key_fn`` is set) with a window definition: ``aggregate``, ``aggregate2``,
+    ``aggregate3``, ``distinct``. Results travel on with the window's end as their timestamp."""
 
     def __init__(self, stage: Any, key_fn: Any, window_definition: WindowDefinition):
         if not isinstance(window_definition, WindowDefinition):
             raise TypeError(f"stage '{stage.name}': window(wdef) needs a WindowDefinition (WindowDefinition."
                             f"sliding/tumbling/session), got {window_definition!r:.80}")
+        if not stage._transform.events:  # noqa: SLF001
+            raise DagValidationError(
+                f"stage '{stage.name}' has no timestamps, so it cannot be windowed: add them with "
+                ".with_timestamps(timestamp_fn, allowed_lag) (or choose .with_native_timestamps(allowed_lag) / "
+                ".with_timestamps(...) right after the stream source instead of .without_timestamps())")
         self._stage = stage
         self.key_fn = key_fn
         self.window_definition = window_definition
-        raise NotImplementedError(
-            f"stage '{stage.name}': windowed aggregation is not available yet in jetspark's pipeline API")
+
+    @property
+    def name(self) -> str:
+        return self._stage.name
+
+    def _window(self, ops: list, others: list, map_to_output_fn: Callable | None, operation: str) -> Any:
+        from pipeline.stages import StreamStage, StreamStageWithKey, check_callable, check_op
+
+        for i, op in enumerate(ops):
+            check_op(self.name, f"window {operation} op{i}", op)
+        if map_to_output_fn is not None:
+            check_callable(self.name, f"window {operation} map_to_output_fn", map_to_output_fn)
+        upstream, key_fns = [self._stage._transform], [self.key_fn]  # noqa: SLF001
+        for other in others:
+            if self.key_fn is not None and not isinstance(other, StreamStageWithKey):
+                raise TypeError(f"stage '{self.name}': windowed {operation} of a keyed stage needs keyed stream "
+                                f"stages (stage.grouping_key(key_fn)), got {other!r:.80}")
+            if self.key_fn is None and not isinstance(other, StreamStage):
+                raise TypeError(f"stage '{self.name}': windowed {operation} needs stream stages, got {other!r:.80}")
+            plain = other if self.key_fn is None else other._stage  # noqa: SLF001
+            transform = self._stage._check_same_pipeline(plain, f"window {operation}")  # noqa: SLF001
+            if not transform.events:
+                raise DagValidationError(f"stage '{self.name}': windowed {operation} was given stage "
+                                         f"'{other.name}', which has no timestamps; add them with with_timestamps")
+            upstream.append(transform)
+            key_fns.append(None if self.key_fn is None else other.key_fn)
+        op = ops[0] if len(ops) == 1 else _co_aggregate(tuple(ops), None)
+        keys = None if self.key_fn is None else key_fns
+        return StreamStage(WindowAggregateTransform(self._stage.pipeline, upstream, self.window_definition, op,
+                                                    keys, map_to_output_fn))
+
+    def grouping_key(self, key_fn: Callable[[Any], Any]) -> StageWithWindow:
+        """The manual's (0.7.1) order, ``window(...).grouping_key(fn)``: the same as
+        ``grouping_key(fn).window(...)``."""
+        if self.key_fn is not None:
+            raise DagValidationError(f"stage '{self.name}': this windowed stage already has a grouping key")
+        if not callable(key_fn):
+            raise TypeError(f"stage '{self.name}': grouping_key(key_fn) needs a callable, got {key_fn!r:.80}")
+        return StageWithWindow(self._stage, key_fn, self.window_definition)
+
+    def aggregate(self, op: AggregateOperation, map_to_output_fn: Callable[..., Any] | None = None) -> Any:
+        """``op`` over each window: keyed ``TimestampedEntry(end, key, result)`` (session windows
+        ``WindowResult(start, end, key, result)``), un-keyed ``TimestampedItem(end, result)``; or
+        ``map_to_output_fn(start, end, key, result)`` (un-keyed ``(start, end, result)``)."""
+        return self._window([op], [], map_to_output_fn, "aggregate")
+
+    def aggregate2(self, op0: AggregateOperation, stage1: Any, op1: AggregateOperation,
+                   map_to_output_fn: Callable[..., Any] | None = None) -> Any:
+        """Co-aggregate with ``stage1`` per window (and key): the result is ``(r0, r1)``."""
+        return self._window([op0, op1], [stage1], map_to_output_fn, "aggregate2")
+
+    def aggregate3(self, op0: AggregateOperation, stage1: Any, op1: AggregateOperation, stage2: Any,
+                   op2: AggregateOperation, map_to_output_fn: Callable[..., Any] | None = None) -> Any:
+        """Co-aggregate with two stages per window (and key): the result is ``(r0, r1, r2)``."""
+        return self._window([op0, op1, op2], [stage1, stage2], map_to_output_fn, "aggregate3")
+
+    def distinct(self) -> Any:
+        """The distinct items (keyed: one item per key) of each window."""
+        keyed = StageWithWindow(self._stage, self.key_fn or whole_item, self.window_definition)
+        return keyed._window([pick_any()], [], _first_item, "distinct")  # noqa: SLF001
+
+    def __repr__(self) -> str:
+        return f"StageWithWindow({self.name!r}, {self.window_definition!r})"
+
+
+def _first_item(start: int, end: int, key: Any, item: Any) -> Any:
+    return item
+
+
+def _constant_key(_event: Any) -> int:
+    return 0
+
+
+def _timestamped_item(start: int, end: int, result: Any) -> TimestampedItem:
+    return TimestampedItem(end, result)
+
+
+def _timestamped_entry(start: int, end: int, key: Any, result: Any) -> TimestampedEntry:
+    return TimestampedEntry(end, key, result)
+
+
+class WindowAggregateTransform(Transform):
+    """Windowed aggregation of one or more stream stages; ``key_fns`` None: un-keyed (see the module table)."""
+
+    def __init__(self, pipeline: Any, upstream: list, window_definition: WindowDefinition, op: AggregateOperation,
+                 key_fns: list | None, map_to_output_fn: Callable[..., Any] | None):
+        session = window_definition.kind == "session"
+        super().__init__(pipeline, "session-window" if session else "sliding-window", upstream, events=True)
+        self.window_definition = window_definition
+        self.op = op
+        self.key_fns = key_fns
+        keyed = key_fns is not None
+        default = (WindowResult if session else _timestamped_entry) if keyed else _timestamped_item
+        self.output = EventResult(map_to_output_fn or default, keyed)
+
+    def add_to_dag(self, p: Planner) -> None:
+        import processors
+
+        wdef, name = self.window_definition, p.unique_vertex_name(self.name)
+        n = len(self.upstream)
+        op = self.op.with_accumulate_fns(*(EventAccumulate(fn) for fn in self.op.accumulate_fns))
+        stamps = [event_timestamp] * n
+        keyed = self.key_fns is not None
+        keys = [checked_key(k, name, events=True) for k in self.key_fns] if keyed else [_constant_key] * n
+        lp = self.local_parallelism
+        if wdef.kind == "session":
+            supplier = processors.aggregate_to_session_window_p(wdef.session_timeout, stamps, keys, op, self.output)
+            pv = p.add_vertex(self, name, lp if keyed else 1, supplier, True)
+            p.add_edges(self, pv, (lambda e, o: e.distributed().partitioned(keys[o])) if keyed
+                        else (lambda e, _o: e.distributed().all_to_one(name)))
+            return
+        policy = (processors.sliding_win_policy(wdef.window_size, wdef.slide_by) if wdef.kind == "sliding"
+                  else processors.tumbling_win_policy(wdef.window_size))
+        kind = processors.TimestampKind.EVENT
+        prepare = p.new_vertex(name + PREPARE_SUFFIX, processors.accumulate_by_frame_p(keys, stamps, kind, policy, op),
+                               lp)
+        main = p.add_vertex(self, name, lp if keyed else 1,
+                            processors.combine_to_sliding_window_p(policy, op, self.output), True)
+        if keyed:
+            p.add_edges(self, prepare, lambda e, o: e.partitioned(keys[o], Partitioner.HASH_CODE))
+            p.edge(prepare, main, 0, lambda e, _o: e.distributed().partitioned(entry_key))
+        else:
+            p.add_edges(self, prepare)
+            p.edge(prepare, main, 0, lambda e, _o: e.distributed().all_to_one(name))

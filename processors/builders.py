@@ -284,6 +284,11 @@ class TimestampedSourceP(ConvenientSourceP):
     def _new_buffer(name: str) -> SourceBuffer:
         return TimestampedSourceBuffer(name)
 
+    def set_wm_gen_params(self, params: WmGenParams) -> None:
+        """Use ``params`` (its policy, idle timeout and ``wrap_fn``) instead of the builder's limiting lag; call
+        before ``init``. The pipeline's ``with_native_timestamps`` uses it to emit timestamped events."""
+        self._params = params
+
     def init(self, outbox, context) -> None:
         self._mapper = EventTimeMapper(self._params, 1, owner=f"source '{self._name}'")
         super().init(outbox, context)

@@ -34,7 +34,7 @@ from processors.inbox import Inbox
 from processors.stateless import check_callable, fn_name
 from processors.window_base import (MAX_RESTORED, WindowingProcessor, WindowingSupplier, check_fns, check_op,
                                     diagnose_failure)
-from processors.windows import MAX_TIMESTAMP, MIN_WATERMARK, BroadcastKey, WindowResult, broadcast_key
+from processors.windows import MAX_TIMESTAMP, MIN_WATERMARK, WindowResult, broadcast_key
 
 __all__ = ["aggregate_to_session_window_p", "SessionWindowP"]
 
@@ -43,6 +43,8 @@ CURRENT_WATERMARK = broadcast_key("CURRENT_WATERMARK")
 
 class SessionWindowP(WindowingProcessor):
     """The processor of :func:`aggregate_to_session_window_p` (see the module docstring)."""
+
+    _position_key = CURRENT_WATERMARK
 
     def __init__(self, session_timeout: int, timestamp_fns: tuple, key_fns: tuple, aggr_op: AggregateOperation,
                  map_to_output_fn: Callable[[int, int, Any, Any], Any]):
@@ -59,8 +61,6 @@ class SessionWindowP(WindowingProcessor):
         self.late_events_dropped = 0
         self._closing: Iterator | None = None
         self._pending_wm: Any = None
-        self._snapshotting: Iterator | None = None
-        self._min_restored = MAX_RESTORED
 
     # ------------------------------------------------------------------ items
     def process(self, ordinal: int, inbox: Inbox) -> None:
@@ -176,24 +176,14 @@ class SessionWindowP(WindowingProcessor):
     def save_to_snapshot(self) -> bool:
         if self._closing is not None and not self.complete():  # a flush by complete() in progress: finish it
             return False
-        if self._snapshotting is None:
-            self._snapshotting = self._snapshot_entries()
-        if not self.emit_from_traverser_to_snapshot(self._snapshotting):
-            return False
-        self._snapshotting = None
-        return True
+        return self._emit_snapshot()
 
     def _snapshot_entries(self) -> Iterator[tuple]:
         for key, wins in list(self.windows.items()):
             yield key, [tuple(window) for window in wins]
         yield CURRENT_WATERMARK, self.current_watermark
 
-    def restore_from_snapshot_entry(self, key: Any, value: Any) -> None:
-        if isinstance(key, BroadcastKey):
-            if key != CURRENT_WATERMARK:
-                raise ProcessorContractError(f"{self._owner}: Unexpected broadcast key in snapshot: {key!r}")
-            self._min_restored = self._restore_min(self._min_restored, key, value)
-            return
+    def _restore_keyed(self, key: Any, value: Any) -> None:
         if key in self.windows:
             raise ProcessorContractError(f"{self._owner}: Duplicate key in snapshot: {key!r}")
         self.windows[key] = [list(window) for window in value]

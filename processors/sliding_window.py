@@ -46,7 +46,7 @@ from processors.stateless import check_callable, fn_name
 from processors.snapshot_keys import SnapshotKey
 from processors.window_base import (MAX_RESTORED, WindowingProcessor, WindowingSupplier, check_fns, check_op,
                                     diagnose_failure)
-from processors.windows import (MAX_TIMESTAMP, MIN_WATERMARK, BroadcastKey, SlidingWindowPolicy, TimestampedEntry,
+from processors.windows import (MAX_TIMESTAMP, MIN_WATERMARK, SlidingWindowPolicy, TimestampedEntry,
                                 TimestampKind, broadcast_key, timestamped_entries)
 
 __all__ = ["aggregate_to_sliding_window_p", "accumulate_by_frame_p", "combine_to_sliding_window_p", "SlidingWindowP"]
@@ -76,6 +76,8 @@ def _c_level(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
 class SlidingWindowP(WindowingProcessor):
     """The processor of the three sliding-window factories (see the module docstring)."""
 
+    _position_key = NEXT_WIN_TO_EMIT
+
     def __init__(self, key_fns: tuple, timestamp_fns: tuple, timestamp_kind: TimestampKind,
                  win_policy: SlidingWindowPolicy, aggr_op: AggregateOperation,
                  map_to_output_fn: Callable[[int, int, Any, Any], Any], is_last_stage: bool,
@@ -104,8 +106,6 @@ class SlidingWindowP(WindowingProcessor):
         self._out_pos = 0
         self._pending_wm: Any = None  # the watermark to forward once its windows are out
         self._flushing = False
-        self._snapshotting: Iterator | None = None
-        self._min_restored = MAX_RESTORED
 
     # ------------------------------------------------------------------ items
     def process(self, ordinal: int, inbox: Inbox) -> None:
@@ -115,12 +115,12 @@ class SlidingWindowP(WindowingProcessor):
         key_fn = self._key_fns[ordinal]
         ts_fn = self._timestamp_fns[ordinal]
         accumulate = self._accumulate_fns[ordinal]
-        frames, create = self.frames, self._op.create_fn
+        create = self._op.create_fn
         count_fast, add_fast = self._fast_path == "count", self._fast_path == "add_value"
         size, offset, shift = self._policy.frame_size, self._policy.frame_offset, self._shift
         next_win, top, late = self.next_win_to_emit, self.top_ts, 0
         items = inbox._items if type(inbox) is Inbox else list(inbox)
-        item = None
+        item = frame = current_ts = None  # the frame of the previous item: consecutive items mostly share one
         try:
             for item in items:
                 ts = ts_fn(item)
@@ -128,17 +128,13 @@ class SlidingWindowP(WindowingProcessor):
                     ts = check_timestamp(ts, self._owner, f"timestamp_fns[{ordinal}]", item)
                 ts -= shift
                 frame_ts = ts - (ts - offset) % size + size
-                if frame_ts < next_win:
+                if frame_ts != current_ts:
+                    current_ts = frame_ts
+                    frame, top = self._frame_of(frame_ts, next_win, top)
+                if frame is None:
                     late += 1
                     continue
-                if frame_ts > top:
-                    if frame_ts > MAX_TIMESTAMP:
-                        frame_ts = MAX_TIMESTAMP
-                    top = frame_ts
                 key = key_fn(item)
-                frame = frames.get(frame_ts)
-                if frame is None:
-                    frame = frames[frame_ts] = {}
                 if count_fast:
                     frame[key] = frame.get(key, 0) + 1
                 elif add_fast:
@@ -155,24 +151,35 @@ class SlidingWindowP(WindowingProcessor):
                 self._count_late(late)
         inbox.clear()
 
+    def _frame_of(self, frame_ts: int, next_win: int, top: int) -> tuple[dict | None, int]:
+        """The frame ``frame_ts`` (created if new) and the new top frame; ``None`` if the frame is late."""
+        if frame_ts < next_win:
+            return None, top
+        if frame_ts > MAX_TIMESTAMP:
+            frame_ts = MAX_TIMESTAMP
+        if frame_ts > top:
+            top = frame_ts
+        frame = self.frames.get(frame_ts)
+        if frame is None:
+            frame = self.frames[frame_ts] = {}
+        return frame, top
+
     def _combine_numbers(self, inbox: Inbox) -> None:
         """Stage 2 of counting()/summing(): the loop of ``process`` for ``TimestampedEntry`` items holding ints,
         with the key, timestamp and ``+`` inline."""
-        frames, size, offset = self.frames, self._policy.frame_size, self._policy.frame_offset
+        size, offset = self._policy.frame_size, self._policy.frame_offset
         next_win, top, late = self.next_win_to_emit, self.top_ts, 0
-        item = None
+        item = frame = current_ts = None
         try:
             for item in inbox._items:
                 ts = item.timestamp - 1  # TimestampKind.FRAME
                 frame_ts = ts - (ts - offset) % size + size
-                if frame_ts < next_win:
+                if frame_ts != current_ts:
+                    current_ts = frame_ts
+                    frame, top = self._frame_of(frame_ts, next_win, top)
+                if frame is None:
                     late += 1
                     continue
-                if frame_ts > top:
-                    top = frame_ts
-                frame = frames.get(frame_ts)
-                if frame is None:
-                    frame = frames[frame_ts] = {}
                 key = item[0]
                 frame[key] = frame.get(key, 0) + item[1]
         except Exception as exc:
@@ -334,12 +341,7 @@ class SlidingWindowP(WindowingProcessor):
     def save_to_snapshot(self) -> bool:
         if not self._is_last_stage or self._flushing:
             return self._flush()  # stage 1 flushes its frames to stage 2 instead of saving them
-        if self._snapshotting is None:
-            self._snapshotting = self._snapshot_entries()
-        if not self.emit_from_traverser_to_snapshot(self._snapshotting):
-            return False
-        self._snapshotting = None
-        return True
+        return self._emit_snapshot()
 
     def _snapshot_entries(self) -> Iterator[tuple]:
         for frame_ts, frame in list(self.frames.items()):
@@ -347,12 +349,7 @@ class SlidingWindowP(WindowingProcessor):
                 yield SnapshotKey(frame_ts, key), acc
         yield NEXT_WIN_TO_EMIT, self.next_win_to_emit
 
-    def restore_from_snapshot_entry(self, key: Any, value: Any) -> None:
-        if isinstance(key, BroadcastKey):
-            if key != NEXT_WIN_TO_EMIT:
-                raise ProcessorContractError(f"{self._owner}: Unexpected broadcast key in snapshot: {key!r}")
-            self._min_restored = self._restore_min(self._min_restored, key, value)
-            return
+    def _restore_keyed(self, key: Any, value: Any) -> None:
         if not isinstance(key, SnapshotKey):
             raise ProcessorContractError(f"{self._owner}: unexpected key in snapshot: {key!r}")
         frame = self.frames.setdefault(key.timestamp, {})

@@ -9,14 +9,16 @@ Snapshot keys (``processors.snapshot_keys``): a sliding window saves each (frame
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from dag.errors import DagValidationError, ProcessorContractError
 from processors.aggregate import AggregateOperation
 from processors.driver import describe_processor
 from processors.processor import AbstractProcessor
 from processors.stateless import BuiltinSupplier, check_callable
-from processors.windows import MIN_WATERMARK
+from processors.windows import MIN_WATERMARK, BroadcastKey
+
+MAX_RESTORED = 2**63 - 1  # "no position restored" (above any real one)
 
 __all__ = ["WindowingProcessor", "WindowingSupplier", "check_fns", "check_op", "diagnose_failure"]
 
@@ -80,7 +82,8 @@ def diagnose_failure(owner: str, ordinal: int, item: Any, fns: Sequence[tuple[st
 
 
 class WindowingProcessor(AbstractProcessor):
-    """Base of the windowing processors: owner naming, the watermark order check and broadcast restore."""
+    """Base of the windowing processors: owner naming, the watermark order check, snapshot emission and the
+    restore of the broadcast position (the minimum over all instances)."""
 
     _owner = "windowing processor"
     _last_wm_received = MIN_WATERMARK
@@ -103,14 +106,38 @@ class WindowingProcessor(AbstractProcessor):
             )
         self._last_wm_received = timestamp
 
-    def _restore_min(self, current: int, key: Any, value: int) -> int:
-        """Merge a restored broadcast position: the minimum (exactly-once: all must be equal)."""
+    # ------------------------------------------------------------------ snapshots
+    # Subclasses set _position_key (the BroadcastKey of their position) and implement _snapshot_entries() (the
+    # keyed entries, then the position) and _restore_keyed(key, value); _min_restored is the restored position.
+    _position_key: BroadcastKey | None = None
+    _snapshotting: Iterator | None = None
+    _min_restored = MAX_RESTORED
+
+    def _snapshot_entries(self) -> Iterator[tuple]:
+        raise NotImplementedError
+
+    def _restore_keyed(self, key: Any, value: Any) -> None:
+        raise NotImplementedError
+
+    def _emit_snapshot(self) -> bool:
+        """Offer ``_snapshot_entries()`` to the snapshot; True when all are out."""
+        if self._snapshotting is None:
+            self._snapshotting = self._snapshot_entries()
+        if not self.emit_from_traverser_to_snapshot(self._snapshotting):
+            return False
+        self._snapshotting = None
+        return True
+
+    def restore_from_snapshot_entry(self, key: Any, value: Any) -> None:
+        if not isinstance(key, BroadcastKey):
+            self._restore_keyed(key, value)
+            return
+        if key != self._position_key:
+            raise ProcessorContractError(f"{self._owner}: Unexpected broadcast key in snapshot: {key!r}")
+        current = self._min_restored
         if self._exactly_once and current != MAX_RESTORED and current != value:
             raise ProcessorContractError(
                 f"{self._owner}: different values for {key.key} restored, before={current}, new={value}; "
                 "under EXACTLY_ONCE every processor must have saved the same position"
             )
-        return min(current, value)
-
-
-MAX_RESTORED = 2**63 - 1
+        self._min_restored = min(current, value)  # at-least-once: the most-behind instance's position is safe

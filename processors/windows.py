@@ -192,7 +192,50 @@ class TimestampKind(enum.Enum):
     FRAME = "FRAME"
 
 
-class TimestampedEntry(tuple):
+class _StampedEntry(tuple):
+    """An entry ``(key, value)`` with extra attributes (``_fields``, in the instance dict): index 0 is the key and
+    index 1 the value, so ``entry_key``/``entry_value`` and ``key, value = e`` work; equality and hash include the
+    extra attributes; the constructor takes the extra attributes first, then key and value."""
+
+    _fields: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> Any:
+        return self[0]
+
+    @property
+    def value(self) -> Any:
+        return self[1]
+
+    def _extras(self) -> tuple:
+        return tuple(getattr(self, name) for name in self._fields)
+
+    def __eq__(self, other: object) -> bool:
+        return (other.__class__ is self.__class__ and tuple.__eq__(self, other)
+                and self._extras() == other._extras())  # type: ignore[attr-defined]
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash((*self._extras(), self[0], self[1]))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(repr(v) for v in (*self._extras(), self[0], self[1]))})"
+
+    def __reduce__(self):
+        return (type(self), (*self._extras(), self[0], self[1]))
+
+    def __copy__(self) -> "_StampedEntry":
+        return self
+
+    def __deepcopy__(self, memo: dict) -> "_StampedEntry":
+        import copy
+
+        return type(self)(*self._extras(), copy.deepcopy(self[0], memo), copy.deepcopy(self[1], memo))
+
+
+class TimestampedEntry(_StampedEntry):
     """An entry ``(key, value)`` stamped with a ``timestamp`` (a window or frame end).
 
     Index 0 is the key and index 1 the value, so ``entry_key``/``entry_value`` work; equality (and hash)
@@ -203,47 +246,17 @@ class TimestampedEntry(tuple):
     (10, 'k', 3, 'k', False)
     """
 
+    _fields = ("timestamp",)
+
     def __new__(cls, timestamp: int, key: Any, value: Any) -> "TimestampedEntry":
         self = tuple.__new__(cls, (key, value))
         self.timestamp = timestamp
         return self
 
-    @property
-    def key(self) -> Any:
-        return self[0]
-
-    @property
-    def value(self) -> Any:
-        return self[1]
-
     @staticmethod
     def from_window_result(start: int, end: int, key: Any, value: Any) -> "TimestampedEntry":
         """The entry stamped with the window's ``end`` (the default output of the sliding window processors)."""
         return TimestampedEntry(end, key, value)
-
-    def __eq__(self, other: object) -> bool:
-        return (other.__class__ is TimestampedEntry and self.timestamp == other.timestamp  # type: ignore[attr-defined]
-                and tuple.__eq__(self, other))
-
-    def __ne__(self, other: object) -> bool:
-        return not self.__eq__(other)
-
-    def __hash__(self) -> int:
-        return hash((self.timestamp, self[0], self[1]))
-
-    def __repr__(self) -> str:
-        return f"TimestampedEntry({self.timestamp!r}, {self[0]!r}, {self[1]!r})"
-
-    def __reduce__(self):
-        return (TimestampedEntry, (self.timestamp, self[0], self[1]))
-
-    def __copy__(self) -> "TimestampedEntry":
-        return self
-
-    def __deepcopy__(self, memo: dict) -> "TimestampedEntry":
-        import copy
-
-        return TimestampedEntry(self.timestamp, copy.deepcopy(self[0], memo), copy.deepcopy(self[1], memo))
 
 
 def timestamped_entries(timestamp: int, pairs: Any) -> list:
@@ -262,7 +275,7 @@ def timestamped_entries(timestamp: int, pairs: Any) -> list:
     return out
 
 
-class WindowResult(tuple):
+class WindowResult(_StampedEntry):
     """The result of a window: the entry ``(key, value)`` with the window's ``start`` and ``end``.
 
     >>> r = WindowResult(1, 22, "a", 3)
@@ -270,43 +283,13 @@ class WindowResult(tuple):
     (1, 22, 'a', 3, 3)
     """
 
+    _fields = ("start", "end")
+
     def __new__(cls, start: int, end: int, key: Any, value: Any) -> "WindowResult":
         self = tuple.__new__(cls, (key, value))
         self.start = start
         self.end = end
         return self
-
-    @property
-    def key(self) -> Any:
-        return self[0]
-
-    @property
-    def value(self) -> Any:
-        return self[1]
-
-    def __eq__(self, other: object) -> bool:
-        return (other.__class__ is WindowResult and self.start == other.start  # type: ignore[attr-defined]
-                and self.end == other.end and tuple.__eq__(self, other))  # type: ignore[attr-defined]
-
-    def __ne__(self, other: object) -> bool:
-        return not self.__eq__(other)
-
-    def __hash__(self) -> int:
-        return hash((self.start, self.end, self[0], self[1]))
-
-    def __repr__(self) -> str:
-        return f"WindowResult({self.start!r}, {self.end!r}, {self[0]!r}, {self[1]!r})"
-
-    def __reduce__(self):
-        return (WindowResult, (self.start, self.end, self[0], self[1]))
-
-    def __copy__(self) -> "WindowResult":
-        return self
-
-    def __deepcopy__(self, memo: dict) -> "WindowResult":
-        import copy
-
-        return WindowResult(self.start, self.end, copy.deepcopy(self[0], memo), copy.deepcopy(self[1], memo))
 
 
 class BroadcastKey:

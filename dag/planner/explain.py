@@ -78,6 +78,8 @@ def _vertex_line(vp: VertexPlan, members: int) -> str:
     if vp.description is not None:
         what += f" ({vp.description})"
     notes = []
+    if vp.widened_from is not None:
+        notes.append(f"widened from local parallelism {vp.widened_from} ({vp.widening_reason})")
     if vp.persisted:
         notes.append(f"output tagged by ordinal and persisted once ({len(vp.outbound)} outbound edges)")
     if vp.combine_substitute is not None:

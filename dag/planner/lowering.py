@@ -5,6 +5,8 @@ that keeps Jet's routing promise. Pure: no SparkSession is needed to plan.
 DAG construct                          Spark lowering (``EdgeOp`` / ``Route``)
 =====================================  =======================================================================
 vertex, local parallelism L, M members  P = L*M partitions; processor g in partition g, member g // L
+stateless built-in between unicast      widened to its consumer's L (``widen_stateless``, see
+  edges, or a driver sink               ``dag/planner/widening.py``): results cannot change
 source vertex                          ``parallelize(range(P), P)`` then ``mapPartitionsWithIndex``;
                                        ``read_map_p``/``read_list_p``: the driver data sliced into P partitions;
                                        ``read_text_p``: Spark's text input with P partitions
@@ -32,8 +34,8 @@ partitioned edge into accumulate/       pre-aggregated on the sending side (``pr
   aggregate/combine_by_key_p            accumulates (or combines) per key, the receiver combines accumulators
 X -> local partitioned -> accumulate_   ACCUMULATE_FUSED (``fuse_accumulate``): the accumulate vertex runs in
   by_key -> partitioned -> combine_by_key X's task, one map-side-combining shuffle into combine_by_key
-leaf vertex                            one Spark action: ``count()`` (processor sinks), ``toLocalIterator``
-                                       (driver sinks), ``saveAsTextFile`` (text sinks)
+leaf vertex                            one Spark action: ``count()`` (processor sinks), ``runJob`` per group of
+                                       partitions (driver sinks), ``saveAsTextFile`` (text sinks)
 =====================================  =======================================================================
 
 Validation done here (Jet does it at job execution): an isolated edge must be local when M > 1;
@@ -47,6 +49,7 @@ from typing import Any
 
 from dag.errors import DagValidationError
 from dag.planner.aggregation import plan_pre_aggregation
+from dag.planner.widening import widen_stateless
 from dag.planner.model import EdgeOp, EdgePlan, PhysicalPlan, Route, StagePlan, VertexKind, VertexPlan
 from edges.routing import RoutingPolicy
 
@@ -68,6 +71,8 @@ def plan_dag(dag: Any, config: Any, members: int, default_parallelism: int) -> P
         raise DagValidationError(f"default_parallelism must be an int > 0, got {default_parallelism!r}")
     ordered = list(dag)  # validates (non-empty, ordinals 0..n-1, no cycle) and sorts topologically
     vertices = {v.name: _plan_vertex(v, members, default_parallelism) for v in ordered}
+    if config.widen_stateless:
+        widen_stateless(dag, ordered, vertices, members)
     edges: list[EdgePlan] = []
     for v in ordered:
         for edge in sorted(dag.get_outbound_edges(v.name), key=lambda e: e.source_ordinal):
@@ -82,7 +87,8 @@ def plan_dag(dag: Any, config: Any, members: int, default_parallelism: int) -> P
     _align_unions(vertices)
     plan_pre_aggregation(dag, vertices, members, config)
     stages = _stages(vertices)
-    options = {name: getattr(config, name) for name in ("fuse_narrow_edges", "pre_aggregate", "fuse_accumulate")}
+    options = {name: getattr(config, name)
+               for name in ("fuse_narrow_edges", "pre_aggregate", "fuse_accumulate", "widen_stateless")}
     return PhysicalPlan(members, default_parallelism, config.partition_count, vertices, edges, stages, options)
 
 
@@ -260,7 +266,7 @@ def _topological_stages(stages: list[StagePlan], vertices: dict[str, VertexPlan]
 def _action_of(vp: VertexPlan) -> str:
     if vp.kind is VertexKind.DRIVER_SINK:
         kind, name = vp.runtime_arg
-        return f"toLocalIterator() into engine.get_{kind}({name!r})"
+        return f"runJob(per group of partitions) into engine.get_{kind}({name!r})"
     if vp.kind is VertexKind.SPARK_TEXT_SINK:
         return f"saveAsTextFile({vp.runtime_arg!r})"
     return "count() (runs the sink processors)"

@@ -26,7 +26,7 @@ class VertexKind(str, Enum):
 
     PROCESSOR = "processors"                       # processors from the meta supplier, run by processors.driver
     DRIVER_SOURCE = "driver_source"                # read_map_p / read_list_p: parallelize driver data
-    DRIVER_SINK = "driver_sink"                    # write_map_p / write_list_p: toLocalIterator into a collection
+    DRIVER_SINK = "driver_sink"                    # write_map_p / write_list_p: runJob results into a collection
     SPARK_TEXT_SOURCE = "spark_text_source"        # read_text_p: Spark's own text input (native_io.source_rdd)
     SPARK_TEXT_SINK = "spark_text_sink"            # write_text_p: Spark's own text output (native_io.run_sink)
 
@@ -135,6 +135,8 @@ class VertexPlan:
     absorbed_into: str | None = None   # accumulate vertex fused into this sender vertex's task
     combine_substitute: PreAggregation | None = None   # receiver of pre-aggregated input: combines entries
     runtime_arg: Any = None       # collection (kind, name) or path for runtime-bound vertices
+    widened_from: int | None = None    # the local parallelism the DAG asked for, when the planner widened it
+    widening_reason: str = ""
     description: str | None = None  # Vertex.description (e.g. a windowing processor's window), for explain
 
     @property

@@ -12,7 +12,7 @@
    module-level identity partitioner), unioned partition-aligned in ascending priority;
 4. ``mapPartitionsWithIndex`` with the :class:`~dag.runtime.task.StageTask`; several outbound edges: the
    tagged output is persisted (MEMORY_AND_DISK) once;
-5. runs the stage's action when its tail is a leaf (``count()``, ``toLocalIterator()`` into a driver
+5. runs the stage's action when its tail is a leaf (``count()``, ``runJob`` per group of partitions into a driver
    collection, ``saveAsTextFile``), with a Spark job description naming the vertices.
 """
 
@@ -37,6 +37,10 @@ def target_partition(key: int) -> int:
     """The partitioner of every keyed edge: record key t is the target processor t. One function object, so
     all keyed inputs of a vertex share a partitioner and ``union`` keeps their partitions aligned."""
     return key
+
+
+def _all_items(items: Iterator[Any]) -> Iterator[Any]:
+    return items
 
 
 class TaggedSender:
@@ -250,10 +254,18 @@ class PlanRun:
         else:
             rdd.count()
 
+    def _driver_items(self, rdd: Any) -> Iterator[Any]:
+        """The items of ``rdd`` on the driver: one Spark job per group of ``defaultParallelism`` partitions, so the
+        partitions of a group run in parallel (``toLocalIterator`` ran them one by one) while the driver holds
+        at most one group's output at a time."""
+        n, step = rdd.getNumPartitions(), max(1, self.sc.defaultParallelism)
+        for start in range(0, n, step):
+            yield from self.sc.runJob(rdd, _all_items, list(range(start, min(n, start + step))))
+
     def _fill_collection(self, vp: VertexPlan, rdd: Any) -> None:
         kind, name = vp.runtime_arg
         target = self.collections.get(kind, name)
-        items = rdd.toLocalIterator(prefetchPartitions=rdd.getNumPartitions() > 1)  # next partition computes meanwhile
+        items = self._driver_items(rdd)
         if kind == "list":
             target.extend(items)
             return

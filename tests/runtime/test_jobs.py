@@ -250,7 +250,7 @@ def test_plan_explain_when_engine_plans_then_shows_stages_ops_and_parallelism(en
     assert "Stage 0: 2 tasks" in text
     assert "boom: processors, parallelism 2 (local 2 x 1 member)" in text
     assert "fused (same task, no serialization)" in text
-    assert "coalesce(2 -> 1, no shuffle)" in text
+    assert "widened from local parallelism 1 (driver sink" in text  # was coalesce(2 -> 1), see widening.py
 
 
 class TwoInsteadOfOne:

@@ -169,7 +169,7 @@ def test_plan_when_leaf_then_stage_has_action():
     s, k = dag.new_vertex("s", read_list_p("in")), dag.new_vertex("k", write_list_p("out"))
     dag.edge(between(s, k))
     p = plan(dag)
-    assert p.stages[-1].action == "toLocalIterator() into engine.get_list('out')"
+    assert p.stages[-1].action == "runJob(per group of partitions) into engine.get_list('out')"
 
 
 def test_plan_when_runtime_source_has_input_then_rejected():
@@ -270,3 +270,52 @@ def test_fusion_when_chain_longer_than_limit_then_cut_into_stages_shown_in_expla
         (f"v{2 * MAX_FUSED_CHAIN - 1}", EdgeOp.PARTITION_BY, Route.SAME),
     ]
     assert p.explain().count("chain cut") == 2
+
+
+def manual_like(lps=(1, 1, 2), sink_lp=1, routing=None):
+    """source -> flat_map_p -> user processor -> driver sink, with the given local parallelisms."""
+    from processors import AbstractProcessor
+
+    class User(AbstractProcessor):
+        pass
+
+    dag = DAG()
+    src = dag.new_vertex("src", noop_p(), local_parallelism=lps[0])
+    lines = dag.new_vertex("lines", flat_map_p(str.split), local_parallelism=lps[1])
+    user = dag.new_vertex("user", User, local_parallelism=lps[2])
+    sink = dag.new_vertex("sink", write_list_p("out"), local_parallelism=sink_lp)
+    edge = between(lines, user)
+    dag.edge(between(src, lines)).edge(routing(edge) if routing else edge).edge(between(user, sink))
+    return dag
+
+
+def test_widening_when_stateless_builtin_between_unicast_edges_then_takes_consumer_parallelism():
+    p = plan(manual_like())
+    lines = p.vertices["lines"]
+    assert (lines.local_parallelism, lines.widened_from) == (2, 1)
+    assert op_of(p, "src", "lines").op is EdgeOp.REPARTITION   # the shuffle moved to the (smaller) input
+    assert op_of(p, "lines", "user").op is EdgeOp.FUSED
+    assert "lines: processors, parallelism 2 (local 2 x 1 member); widened from local parallelism 1" in p.explain()
+    assert "widen_stateless=on" in p.explain()
+
+
+def test_widening_when_driver_sink_behind_unicast_edge_then_reads_upstream_partitions():
+    p = plan(manual_like())
+    sink = p.vertices["sink"]
+    assert (sink.total_parallelism, sink.widened_from) == (2, 1)
+    assert op_of(p, "user", "sink").op is EdgeOp.FUSED
+
+
+def test_widening_when_switched_off_then_parallelism_as_written():
+    p = plan(manual_like(), config=EngineConfig(widen_stateless=False))
+    assert [p.vertices[n].local_parallelism for n in ("src", "lines", "user", "sink")] == [1, 1, 2, 1]
+    assert op_of(p, "lines", "user").op is EdgeOp.REPARTITION
+    assert "widened" not in p.explain() and "widen_stateless=off" in p.explain()
+
+
+def test_widening_when_outbound_edge_not_unicast_or_vertex_not_builtin_then_unchanged():
+    p = plan(manual_like(routing=lambda e: e.partitioned(str)))
+    assert p.vertices["lines"].widened_from is None
+    p = plan(manual_like(routing=lambda e: e.broadcast()))
+    assert p.vertices["lines"].widened_from is None
+    assert plan(manual_like(lps=(1, 2, 1))).vertices["user"].widened_from is None  # user processors never

@@ -1,0 +1,115 @@
+"""The Jet manual's word count and TF-IDF DAGs as a user ports them (section 8.2 and Jet's code samples).
+
+They differ from the project's examples (``examples/word_count.py``, ``examples/tf_idf.py``) where the manual
+does, because users write them that way:
+
+- word count: ``source`` (``read_map_p``) at local parallelism 1; ``doc-lines`` emits the raw lines and
+  ``tokenize`` lower-cases each line before splitting it (Java: ``delimiter.split(line.toLowerCase())``);
+- TF-IDF: ``doc-source`` and ``doc-lines`` at local parallelism 1 (besides ``stopword-source`` and
+  ``doc-count``), ``doc-lines`` a non-cooperative ``flat_map_using_context_p`` and ``tokenize`` an
+  ``AbstractProcessor`` with a ``FlatMapper`` emitting ``(doc_id, word)`` tuples (the example's processors).
+
+Both read the driver-side map ``docs`` and write ``counts`` / ``index`` exactly as the examples do, so the
+benchmark checks them against the same reference results.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import tf_idf
+import word_count
+from dag import DAG
+from edges import Partitioner, between, from_
+from processors import (
+    ContextFactory,
+    accumulate_by_key_p,
+    aggregate_by_key_p,
+    aggregate_p,
+    combine_by_key_p,
+    counting,
+    entry,
+    entry_key,
+    flat_map_p,
+    flat_map_using_context_p,
+    read_map_p,
+    whole_item,
+    write_map_p,
+)
+
+__all__ = ["word_count_dag", "tf_idf_dag", "count_words", "build_index", "doc_lines", "tokenize"]
+
+_WORDS = re.compile(r"\w+", re.ASCII).findall
+
+
+def doc_lines(doc: tuple[int, str]) -> list[str]:
+    """The lines of the document ``(doc_id, path)`` as they are in the file (UTF-8, BOM stripped)."""
+    with open(doc[1], encoding="utf-8-sig") as f:
+        return f.read().splitlines()
+
+
+def tokenize(line: str) -> list[str]:
+    """The manual's tokenizer: the line lower-cased and split on ``\\W+``, empty pieces dropped."""
+    return _WORDS(line.lower())
+
+
+def word_count_dag() -> DAG:
+    """Word count as the manual writes it (source at local parallelism 1)."""
+    dag = DAG()
+    source = dag.new_vertex("source", read_map_p(word_count.DOCS_MAP), local_parallelism=1)
+    lines = dag.new_vertex("doc-lines", flat_map_p(doc_lines))
+    words = dag.new_vertex("tokenize", flat_map_p(tokenize))
+    accumulate = dag.new_vertex("accumulate", accumulate_by_key_p([whole_item], counting()))
+    combine = dag.new_vertex("combine", combine_by_key_p(counting()))
+    sink = dag.new_vertex("sink", write_map_p(word_count.COUNTS_MAP))
+    return (
+        dag.edge(between(source, lines))
+        .edge(between(lines, words))
+        .edge(between(words, accumulate).partitioned(whole_item, Partitioner.HASH_CODE))
+        .edge(between(accumulate, combine).distributed().partitioned(entry_key))
+        .edge(between(combine, sink))
+    )
+
+
+def tf_idf_dag(stopwords: str | Path) -> DAG:
+    """TF-IDF as the manual writes it (doc-source, doc-lines, doc-count, stopword-source at parallelism 1)."""
+    stopwords_path = str(Path(stopwords).resolve())
+    dag = DAG()
+    stopword_source = dag.new_vertex("stopword-source", lambda: tf_idf.StopwordsP(stopwords_path),
+                                     local_parallelism=1)
+    doc_source = dag.new_vertex("doc-source", read_map_p(tf_idf.DOCS_MAP), local_parallelism=1)
+    doc_count = dag.new_vertex("doc-count", aggregate_p(counting()), local_parallelism=1)
+    lines = dag.new_vertex(
+        "doc-lines",
+        flat_map_using_context_p(ContextFactory.with_create_fn(lambda: None).non_cooperative(), tf_idf.doc_lines),
+        local_parallelism=1,
+    )
+    tokenizer = dag.new_vertex("tokenize", tf_idf.TokenizeP)
+    tf = dag.new_vertex("tf", aggregate_by_key_p([whole_item], counting(), entry))
+    scores = dag.new_vertex("tf-idf", tf_idf.TfIdfP)
+    sink = dag.new_vertex("sink", write_map_p(tf_idf.INDEX_MAP))
+    return (
+        dag.edge(between(stopword_source, tokenizer).broadcast().priority(-1))
+        .edge(between(doc_source, doc_count).distributed().broadcast())
+        .edge(from_(doc_source, 1).to(lines))
+        .edge(from_(lines).to(tokenizer, 1))
+        .edge(between(tokenizer, tf).partitioned(whole_item, Partitioner.HASH_CODE))
+        .edge(between(doc_count, scores).broadcast().priority(-1))
+        .edge(from_(tf).to(scores, 1).distributed().partitioned(lambda e: e[0][1], Partitioner.HASH_CODE))
+        .edge(between(scores, sink))
+    )
+
+
+def count_words(engine, books: str | Path) -> dict[str, int]:
+    """Run the manual's word count on ``books``; ``{word: count}``."""
+    word_count.prepare(engine, books)
+    engine.new_job(word_count_dag()).join()
+    return dict(engine.get_map(word_count.COUNTS_MAP))
+
+
+def build_index(engine, books: str | Path, stopwords: str | Path) -> dict[str, list]:
+    """Run the manual's TF-IDF on ``books``; ``{word: [(doc_id, score), ...]}``."""
+    tf_idf.prepare(engine, books)
+    engine.new_job(tf_idf_dag(stopwords)).join()
+    return dict(engine.get_map(tf_idf.INDEX_MAP))

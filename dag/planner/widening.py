@@ -1,0 +1,69 @@
+"""Widening: giving a vertex more processors than its local parallelism asks for, where results cannot change.
+
+Users port Jet DAGs with ``local_parallelism=1`` on cheap vertices (the manual's ``doc-lines``), and on Jet a
+unicast edge from one processor to many is an in-memory queue. On Spark it is a shuffle of every item the
+vertex emits (2.4 M lines for the manual's TF-IDF). Two rewrites, switched by
+``EngineConfig.widen_stateless`` and shown in ``explain()`` (``widened from local parallelism 1``):
+
+1. A *stateless built-in* vertex (a ``BatchTransform``: ``map_p``, ``filter_p``, ``flat_map_p``, ``noop_p``
+   and the ``*_using_context_p`` variants) whose inbound and outbound edges are all unicast takes the largest
+   local parallelism of its consumers. Its output for an item does not depend on which processor handles it,
+   and a unicast edge lets any processor take any item, so every run of the widened DAG is a run the original
+   DAG allows: the same multiset of items reaches every consumer, per-edge order between a sending and a
+   receiving processor is kept, and metrics count the same items (spread over more processors). What changes
+   is observable only through processor identity: more processors are created (``init``/``close`` and a
+   ``ContextFactory``'s create/destroy run once per processor, as always). Vertices are visited from the
+   sinks up, so a chain of such vertices widens together; the shuffle moves to the vertex's input, usually
+   far fewer items (documents instead of lines).
+2. A *driver sink* (``write_map_p``/``write_list_p``) with one unicast inbound edge takes its upstream's
+   parallelism: its items go to one driver-side collection anyway, and reading the upstream's partitions in
+   index order delivers them in the same order as the ``coalesce`` it replaces, without running the
+   upstream's partitions one after another in a single task.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dag.planner.model import VertexKind, VertexPlan
+from edges.routing import RoutingPolicy
+
+__all__ = ["widen_stateless", "is_stateless_builtin"]
+
+
+def is_stateless_builtin(vertex: Any) -> bool:
+    """True for a vertex made by one of the library's stateless factories (a ``BatchTransform`` supplier)."""
+    from processors.processor import BatchTransform
+
+    cls = getattr(vertex.supplier, "processor_class", None)
+    return isinstance(cls, type) and issubclass(cls, BatchTransform)
+
+
+def _all_unicast(edges: list[Any]) -> bool:
+    return all(e.routing_policy is RoutingPolicy.UNICAST for e in edges)
+
+
+def widen_stateless(dag: Any, ordered: list[Any], vertices: dict[str, VertexPlan], members: int) -> None:
+    """Apply both rewrites of the module docstring to the planned ``vertices`` (in place)."""
+    for v in ordered:
+        vp = vertices[v.name]
+        inbound = dag.get_inbound_edges(v.name)
+        if vp.kind is VertexKind.DRIVER_SINK and len(inbound) == 1 and _all_unicast(inbound):
+            _widen(vp, vertices[inbound[0].source_name].local_parallelism, members,
+                   "driver sink: reads its upstream's partitions, same items in the same order")
+    for v in reversed(ordered):
+        vp = vertices[v.name]
+        if vp.kind is not VertexKind.PROCESSOR or not is_stateless_builtin(v):
+            continue
+        inbound, outbound = dag.get_inbound_edges(v.name), dag.get_outbound_edges(v.name)
+        if inbound and outbound and _all_unicast(inbound) and _all_unicast(outbound):
+            target = max(vertices[e.dest_name].local_parallelism for e in outbound)
+            _widen(vp, target, members, "stateless built-in between unicast edges: results cannot change")
+
+
+def _widen(vp: VertexPlan, local_parallelism: int, members: int, reason: str) -> None:
+    if local_parallelism <= vp.local_parallelism:
+        return
+    vp.widened_from = vp.widened_from or vp.local_parallelism
+    vp.widening_reason = reason + "; EngineConfig.widen_stateless"
+    vp.local_parallelism, vp.total_parallelism = local_parallelism, local_parallelism * members

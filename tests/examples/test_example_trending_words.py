@@ -1,0 +1,62 @@
+"""examples/trending_words.py (manual 4.11 and 4.13): the lowered DAGs, and their processors run one after the
+other on a small stream of journal events (engine-free, watermarks included)."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parents[1] / "examples")]
+
+import trending_words as tw  # noqa: E402
+
+from edges import RoutingPolicy  # noqa: E402
+from pipeline.events import JetEvent  # noqa: E402
+from processors import Watermark, verify_processor  # noqa: E402
+from processors.stream_sources import is_stream_source  # noqa: E402
+
+
+def _run(dag, vertex: str, items: list) -> list:
+    seen: list = []
+    verify_processor(dag.get_vertex(vertex).supplier).disable_snapshots().disable_progress_assertion() \
+        .input(items).assert_output(1, lambda mode, actual: seen.append(actual[0]))
+    return seen[0]
+
+
+def test_trending_words_when_lowered_then_journal_source_with_timestamps_and_two_stage_window() -> None:
+    dag = tw.trending_words_pipeline().to_dag()
+    assert [v.name for v in dag.vertices] == ["mapJournalSource(tweets)", "flat-map", "filter",
+                                              "sliding-window-prepare", "sliding-window", "listSink(trends)-unwrap",
+                                              "listSink(trends)"]
+    assert is_stream_source(dag.get_vertex("mapJournalSource(tweets)").meta_supplier)
+    edge, = dag.get_inbound_edges("sliding-window")
+    assert edge.is_distributed and edge.routing_policy is RoutingPolicy.PARTITIONED
+
+
+def test_trending_words_when_tweets_flow_through_then_counts_of_the_last_minute() -> None:
+    dag = tw.trending_words_pipeline().to_dag()
+    tweets = [(1, tw.Tweet(10_000, "Jet is fast")), (2, tw.Tweet(30_500, "jet, jet!")),
+              (3, tw.Tweet(75_000, "Spark"))]
+    events = [JetEvent(t.timestamp, (i, t)) for i, t in tweets] + [Watermark(61_000)]
+    words = _run(dag, "flat-map", events)
+    frames = _run(dag, "sliding-window-prepare", _run(dag, "filter", words))
+    results = [r for r in _run(dag, "sliding-window", frames) if not isinstance(r, Watermark)]
+    by_window = {(r.item.timestamp, r.item.key): r.item.value for r in results}
+    assert all(r.timestamp == r.item.timestamp for r in results)  # results carry the window's end as time
+    first_full = Counter("jet is fast jet jet".split())
+    assert {k: by_window[61_000, k] for k in first_full} == first_full  # window [1000, 61000)
+    assert by_window[11_000, "jet"] == 1 and (11_000, "spark") not in by_window
+    assert (62_000, "spark") not in by_window  # the window ending at 62 s does not reach 75 s
+
+
+def test_largest_trade_when_trades_flow_then_the_largest_so_far_after_each() -> None:
+    dag = tw.largest_trade_pipeline().to_dag()
+    edge, = dag.get_inbound_edges("rolling-aggregate")
+    assert edge.is_all_to_one and edge.is_distributed
+    assert dag.get_vertex("rolling-aggregate").local_parallelism == 1
+    trades = [tw.Trade("A", 10.0, 5), tw.Trade("B", 1.0, 7), tw.Trade("C", 20.0, 3), tw.Trade("D", 2.0, 1)]
+    values = _run(dag, "map", [(i, t) for i, t in enumerate(trades)])
+    assert _run(dag, "rolling-aggregate", values) == [trades[2] if i >= 2 else trades[0] for i in range(4)]
+

@@ -1,0 +1,17 @@
+"""The pipeline package's docstring examples hold."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = ["pipeline", "pipeline.pipeline", "pipeline.stages", "pipeline.builders", "pipeline.join",
+           "pipeline.connectors", "pipeline.windows", "pipeline.events"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_pipeline_module_docstring_examples_hold(name: str) -> None:
+    result = doctest.testmod(importlib.import_module(name))
+    assert result.failed == 0 and result.attempted > 0
