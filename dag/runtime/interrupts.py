@@ -32,16 +32,19 @@ class InterruptGuard:
         self._previous: Any = None
 
     def __enter__(self) -> InterruptGuard:
-        self._previous = signal.getsignal(signal.SIGINT)
-        self.install()
+        if threading.current_thread() is threading.main_thread():  # signals reach the main thread only
+            self._previous = signal.getsignal(signal.SIGINT)
+            self.install()
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        signal.signal(signal.SIGINT, self._previous if self._previous is not None else signal.default_int_handler)
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
 
     def install(self) -> None:
         """(Re)install the handler; call it after starting a SparkContext, which installs its own."""
-        signal.signal(signal.SIGINT, self._handle)
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, self._handle)
 
     def watch(self, job: Any) -> Any:
         """Cancel ``job`` on Ctrl-C; returns it."""
