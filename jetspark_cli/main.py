@@ -260,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     except TargetError as exc:
         return _fail(args, exc, f"jetspark {args.command}: {exc}", 1)
     except JobFailedError as exc:
-        return _fail(args, exc, f"jetspark {args.command}: the job failed. {exc}", 1)
+        return _fail(args, exc, f"jetspark {args.command}: {_job_failure(exc)}", 1)
     except DagError as exc:
         return _fail(args, exc, f"jetspark {args.command}: {type(exc).__name__}: {exc}", 1)
     except KeyboardInterrupt:
@@ -273,9 +273,29 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(args, exc, f"jetspark {args.command}: {type(exc).__name__}: {exc}", 1)
 
 
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>.+)$', re.MULTILINE)
+
+
+def _job_failure(exc: Any) -> str:
+    """A failed job in one paragraph: which processor failed with what, and where in the user's code."""
+    if exc.vertex is None:
+        return "the job failed: " + " ".join(str(exc).split())
+    frames = list(_FRAME.finditer(exc.user_traceback or ""))
+    where = ""
+    if frames:
+        last = frames[-1]
+        where = f" (at {last['file']}, line {last['line']}, in {last['fn']})"
+    message = " ".join((exc.exc_message or "").split())
+    return (f"job {exc.job_name!r} failed: {exc.exc_type} in vertex '{exc.vertex}', processor "
+            f"#{exc.processor_index}: {message}{where}. Run with --traceback for the user code's traceback")
+
+
 def _fail(args: argparse.Namespace, exc: BaseException, message: str, status: int) -> int:
     if args.traceback:
         traceback.print_exception(exc)
+        user_traceback = getattr(exc, "user_traceback", None)
+        if user_traceback:
+            print(user_traceback, file=sys.stderr)
     print(message, file=sys.stderr)
     return status
 

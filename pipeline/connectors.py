@@ -37,6 +37,7 @@ from typing import Any
 from dag.errors import DagValidationError
 from processors.collections_io import read_list_p, read_map_p, write_list_p, write_map_p
 from processors.diagnostic import write_logger_p
+from processors.event_journal import JournalInitialPosition
 from processors.files import read_files_p, write_file_p
 from processors.inbox import Inbox
 from processors.processor import Processor
@@ -154,8 +155,8 @@ class Sources:
         return socket_source(host, port, encoding)
 
     @staticmethod
-    def map_journal(name: str, initial_position: Any = None, predicate_fn: Callable | None = None,
-                    projection_fn: Callable | None = None) -> StreamSource:
+    def map_journal(name: str, initial_position: JournalInitialPosition = JournalInitialPosition.START_FROM_OLDEST,
+                    predicate_fn: Callable | None = None, projection_fn: Callable | None = None) -> StreamSource:
         """The event journal of the driver-side map ``name`` (as ``stream_map_p``); a stream source."""
         from pipeline.stream_sources import map_journal_source
 

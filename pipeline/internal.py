@@ -30,6 +30,7 @@ from typing import Any
 from pipeline.events import JetEvent, format_time
 from pipeline.join import ItemsByTag, Tag
 from processors.aggregate import AggregateOperation
+from processors.diagnostic import PeekWrappedP
 from processors.inbox import Inbox
 from processors.processor import Processor
 from processors.suppliers import ProcessorMetaSupplier, ProcessorSupplier
@@ -283,17 +284,12 @@ class RollingAggregateP(_Emitting):
         return out
 
 
-class UnwrapEventsP(Processor):
-    """Wraps a sink processor: events in its inbox are replaced by their plain items before it sees them."""
+class UnwrapEventsP(PeekWrappedP):
+    """Wraps a sink processor: events in its inbox are replaced by their plain items before it sees them;
+    everything else is delegated (a peek wrapper that logs nothing)."""
 
     def __init__(self, wrapped: Processor):
-        self.wrapped = wrapped
-
-    def is_cooperative(self) -> bool:
-        return self.wrapped.is_cooperative()
-
-    def init(self, outbox: Any, context: Any) -> None:
-        self.wrapped.init(outbox, context)
+        super().__init__(wrapped, str, None, peek_input=False, peek_output=False)
 
     def process(self, ordinal: int, inbox: Inbox) -> None:
         items = inbox._items  # noqa: SLF001 - rewritten in place, the wrapped processor removes from it
@@ -301,30 +297,6 @@ class UnwrapEventsP(Processor):
             item = items.popleft()
             items.append(item.item if type(item) is JetEvent else item)
         self.wrapped.process(ordinal, inbox)
-
-    def try_process_watermark(self, watermark: Watermark) -> bool:
-        return self.wrapped.try_process_watermark(watermark)
-
-    def try_process(self) -> bool:
-        return self.wrapped.try_process()
-
-    def complete_edge(self, ordinal: int) -> bool:
-        return self.wrapped.complete_edge(ordinal)
-
-    def complete(self) -> bool:
-        return self.wrapped.complete()
-
-    def save_to_snapshot(self) -> bool:
-        return self.wrapped.save_to_snapshot()
-
-    def restore_from_snapshot(self, inbox: Inbox) -> None:
-        self.wrapped.restore_from_snapshot(inbox)
-
-    def finish_snapshot_restore(self) -> bool:
-        return self.wrapped.finish_snapshot_restore()
-
-    def close(self) -> None:
-        self.wrapped.close()
 
 
 # ------------------------------------------------------------------------------------------------ stream half

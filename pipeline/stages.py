@@ -202,9 +202,12 @@ class GeneralStage(Stage):
         return self._attach(PeekTransform(self.pipeline, self._transform, to_string_fn, should_log_fn))
 
     def custom_transform(self, name: str, processor_supplier: Any) -> Any:
-        """A vertex named ``name`` running ``processor_supplier`` on this stage's items."""
+        """A vertex named ``name`` running ``processor_supplier`` on this stage's items. Its processors get
+        plain items (never the internal timestamp wrapper) and what they emit has no timestamps."""
         if not isinstance(name, str) or not name:
             raise DagValidationError(f"stage '{self.name}': custom_transform(name, supplier) needs a name")
+        if self._events:
+            processor_supplier = internal.MappedMetaSupplier(processor_supplier, internal.unwrap_events)
         return self._stateless(name, processor_supplier, events=False)
 
     # ---------------------------------------------------------------- hash-join
@@ -308,16 +311,16 @@ class BatchStage(GeneralStage):
         return BatchStage(DistinctTransform(self.pipeline, self._transform, whole_item))
 
 
-class StreamStage(GeneralStage):
-    """A stage of an unbounded pipeline branch. ``window(...)`` comes before any aggregation."""
+class _NeedsWindow:
+    """The batch-only operations of a stream stage: each raises a ``TypeError`` saying to add ``window(...)``."""
 
-    def _keyed_class(self) -> type:
-        return StreamStageWithKey
+    name: str
+    _WINDOW_EXAMPLE = ""
 
     def _batch_only(self, operation: str) -> Any:
         raise TypeError(
             f"stage '{self.name}' is a stream stage: {operation} needs a window, since a stream has no end to "
-            f"aggregate at. Add window(...) first, e.g. stage.window(WindowDefinition.tumbling(1000)).{operation}")
+            f"aggregate at. Add window(...) first, e.g. {self._WINDOW_EXAMPLE}.{operation}")
 
     def aggregate(self, *args: Any, **kwargs: Any) -> Any:
         return self._batch_only("aggregate(op)")
@@ -330,6 +333,15 @@ class StreamStage(GeneralStage):
 
     def distinct(self) -> Any:
         return self._batch_only("distinct()")
+
+
+class StreamStage(_NeedsWindow, GeneralStage):
+    """A stage of an unbounded pipeline branch. ``window(...)`` comes before any aggregation."""
+
+    def _keyed_class(self) -> type:
+        return StreamStageWithKey
+
+    _WINDOW_EXAMPLE = "stage.window(WindowDefinition.tumbling(1000))"
 
     def window(self, window_definition: Any) -> Any:
         """The windowed form of this stage (needs timestamps): ``aggregate``, ``aggregate2/3``, ``distinct``."""
@@ -461,29 +473,13 @@ class BatchStageWithKey(StageWithKey):
         return BatchStage(DistinctTransform(self.pipeline, self._transform, self.key_fn))
 
 
-class StreamStageWithKey(StageWithKey):
+class StreamStageWithKey(_NeedsWindow, StageWithKey):
     """A stream stage with a grouping key; aggregations need ``window(...)``."""
 
-    def _batch_only(self, operation: str) -> Any:
-        raise TypeError(
-            f"stage '{self.name}' is a keyed stream stage: {operation} needs a window, since a stream has no "
-            f"end to aggregate at. Add window(...) first, e.g. "
-            f"stage.grouping_key(fn).window(WindowDefinition.sliding(60_000, 1_000)).{operation}")
-
-    def aggregate(self, *args: Any, **kwargs: Any) -> Any:
-        return self._batch_only("aggregate(op)")
-
-    def aggregate2(self, *args: Any, **kwargs: Any) -> Any:
-        return self._batch_only("aggregate2(...)")
-
-    def aggregate3(self, *args: Any, **kwargs: Any) -> Any:
-        return self._batch_only("aggregate3(...)")
+    _WINDOW_EXAMPLE = "stage.grouping_key(fn).window(WindowDefinition.sliding(60_000, 1_000))"
 
     def aggregate_builder(self, *args: Any, **kwargs: Any) -> Any:
         return self._batch_only("aggregate_builder(op0)")
-
-    def distinct(self) -> Any:
-        return self._batch_only("distinct()")
 
     def window(self, window_definition: Any) -> Any:
         """The windowed keyed form of this stage: ``aggregate``, ``aggregate2/3``, ``distinct``."""

@@ -160,11 +160,7 @@ def socket_source(host: str, port: int, encoding: str = "utf-8") -> StreamSource
 def map_journal_source(name: str, initial_position: Any, predicate_fn: Callable | None,
                        projection_fn: Callable | None) -> StreamSource:
     """``Sources.map_journal``: the event journal of a driver-side map (``stream_map_p``)."""
-    from processors.event_journal import JournalInitialPosition
     from processors.map_journal import stream_map_p
-
-    if initial_position is None:
-        initial_position = JournalInitialPosition.START_FROM_OLDEST
 
     def supplier(params: WmGenParams | None) -> Any:
         return stream_map_p(name, initial_position, wm_gen_params=params, predicate_fn=predicate_fn,

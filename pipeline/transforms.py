@@ -89,10 +89,10 @@ class Transform:
 
 
 class SourceTransform(Transform):
-    """A source: ``supplier`` is what its vertex runs."""
+    """A batch source: ``supplier`` is what its vertex runs (stream sources: ``timestamps.StreamSourceTransform``)."""
 
-    def __init__(self, pipeline: Pipeline, name: str, supplier: Any, events: bool = False):
-        super().__init__(pipeline, name, (), events)
+    def __init__(self, pipeline: Pipeline, name: str, supplier: Any):
+        super().__init__(pipeline, name, ())
         self.supplier = supplier
 
     def add_to_dag(self, p: Planner) -> None:

@@ -71,6 +71,7 @@ _EXPORTS: dict[str, str] = {
     "sort_p": "processors.aggregating",
     "peek_input_p": "processors.diagnostic",
     "peek_output_p": "processors.diagnostic",
+    "peek_snapshot_p": "processors.diagnostic",
     "write_logger_p": "processors.diagnostic",
     "read_map_p": "processors.collections_io",
     "read_list_p": "processors.collections_io",
@@ -150,7 +151,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from processors.aggregations import counting, summing, averaging, min_by, max_by, to_list, to_set, to_map, all_of, mapping, reducing, pick_any, sorting, concatenating, grouping_by, top_n, bottom_n, aggregate_operation2, aggregate_operation3
     from processors.stateless import noop_p, map_p, filter_p, flat_map_p, map_using_context_p, filter_using_context_p, flat_map_using_context_p
     from processors.aggregating import aggregate_p, accumulate_p, combine_p, aggregate_by_key_p, accumulate_by_key_p, combine_by_key_p, sort_p
-    from processors.diagnostic import peek_input_p, peek_output_p, write_logger_p
+    from processors.diagnostic import peek_input_p, peek_output_p, peek_snapshot_p, write_logger_p
     from processors.collections_io import read_map_p, read_list_p, write_map_p, write_list_p
     from processors.files import read_files_p, write_file_p
     from processors.buffered import write_buffered_p

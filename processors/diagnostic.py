@@ -8,6 +8,12 @@
   watermark once as ``"Input: <watermark>"``), then behaves exactly as the wrapped processor.
 - ``peek_output_p(...)``: likewise logs every item the processor's outbox accepted, once per outbound ordinal,
   as ``"Output to ordinal N: <text>"``; watermarks are logged whatever ``should_log_fn`` says.
+- ``peek_snapshot_p(...)``: likewise logs every entry the processor saved to its snapshot (accepted by
+  ``offer_to_snapshot``) as ``"Output to snapshot: <text>"``; ``to_string_fn`` and ``should_log_fn`` get the
+  entry as a ``(key, value)`` tuple.
+
+On Spark, these records reach the driver's ``logging`` as logger ``jetspark.<vertex>#<index>``
+(``dag/runtime/logforward.py``).
 
 ``should_log_fn(item)`` selects the items to log (None = all). The wrapped supplier may be a zero-argument
 callable, a ``ProcessorSupplier`` or a ``ProcessorMetaSupplier``; the result is of the same kind.
@@ -27,7 +33,7 @@ from processors.stateless import BuiltinSupplier, check_callable, fn_name
 from processors.suppliers import ProcessorMetaSupplier, ProcessorSupplier, RuntimeBound
 from processors.watermark import Watermark
 
-__all__ = ["write_logger_p", "peek_input_p", "peek_output_p", "WriteLoggerP", "PeekWrappedP"]
+__all__ = ["write_logger_p", "peek_input_p", "peek_output_p", "peek_snapshot_p", "WriteLoggerP", "PeekWrappedP"]
 
 
 class WriteLoggerP(AbstractProcessor):
@@ -63,15 +69,20 @@ def write_logger_p(to_string_fn: Callable[[Any], Any] = str) -> ProcessorMetaSup
 
 
 class _LoggingOutbox:
-    """Delegates to the real outbox and logs each accepted item per ordinal."""
+    """Delegates to the real outbox and logs each accepted item per ordinal (``log``) and/or each accepted
+    snapshot entry (``log_snapshot``)."""
 
-    def __init__(self, outbox: Any, log: Callable[[int, Any], None]):
+    def __init__(self, outbox: Any, log: Callable[[int, Any], None] | None,
+                 log_snapshot: Callable[[tuple], None] | None = None):
         self._outbox = outbox
         self._log = log
+        self._log_snapshot = log_snapshot
 
     def offer(self, item: Any, ordinal: int | Sequence[int] = -1) -> bool:
         if not self._outbox.offer(item, ordinal):
             return False
+        if self._log is None:
+            return True
         if ordinal == -1:
             ordinals: Sequence[int] = range(self._outbox.bucket_count())
         elif isinstance(ordinal, int):
@@ -83,10 +94,16 @@ class _LoggingOutbox:
         return True
 
     def offer_many(self, items: Sequence[Any], start: int = 0, ordinal: int | Sequence[int] = -1) -> int:
+        if self._log is None:
+            return self._outbox.offer_many(items, start, ordinal)
         return offer_each(self.offer, items, start, ordinal)  # item by item: every accepted item is logged
 
     def offer_to_snapshot(self, key: Any, value: Any) -> bool:
-        return self._outbox.offer_to_snapshot(key, value)
+        if not self._outbox.offer_to_snapshot(key, value):
+            return False
+        if self._log_snapshot is not None:
+            self._log_snapshot((key, value))
+        return True
 
     def bucket_count(self) -> int:
         return self._outbox.bucket_count()
@@ -104,12 +121,13 @@ class PeekWrappedP(Processor):
 
     def __init__(self, wrapped: Processor, to_string_fn: Callable[[Any], Any],
                  should_log_fn: Callable[[Any], Any] | None,
-                 *, peek_input: bool, peek_output: bool):
+                 *, peek_input: bool, peek_output: bool, peek_snapshot: bool = False):
         self.wrapped = wrapped
         self.to_string_fn = to_string_fn
         self.should_log_fn = should_log_fn
         self.peek_input = peek_input
         self.peek_output = peek_output
+        self.peek_snapshot = peek_snapshot
 
     def _log_item(self, prefix: str, ordinal: int, item: Any) -> None:
         if isinstance(item, Watermark):
@@ -122,9 +140,14 @@ class PeekWrappedP(Processor):
 
     def init(self, outbox: Any, context: Any) -> None:
         self._logger = getattr(context, "logger", None) or logging.getLogger("jetspark.peek")
-        if self.peek_output:
-            outbox = _LoggingOutbox(outbox, lambda o, item: self._log_item("Output to ordinal", o, item))
+        if self.peek_output or self.peek_snapshot:
+            log = (lambda o, item: self._log_item("Output to ordinal", o, item)) if self.peek_output else None
+            outbox = _LoggingOutbox(outbox, log, self._log_snapshot_entry if self.peek_snapshot else None)
         self.wrapped.init(outbox, context)
+
+    def _log_snapshot_entry(self, entry: tuple) -> None:
+        if self.should_log_fn is None or self.should_log_fn(entry):
+            self._logger.info("Output to snapshot: %s", self.to_string_fn(entry))
 
     def process(self, ordinal: int, inbox: Inbox) -> None:
         if not self.peek_input:
@@ -223,20 +246,20 @@ class _Wrap:
     """Picklable ``processor -> PeekWrappedP(processor, ...)``."""
 
     def __init__(self, to_string_fn: Callable[[Any], Any], should_log_fn: Callable[[Any], Any] | None,
-                 peek_input: bool, peek_output: bool):
+                 peek_input: bool, peek_output: bool, peek_snapshot: bool = False):
         self.args = (to_string_fn, should_log_fn)
-        self.flags = dict(peek_input=peek_input, peek_output=peek_output)
+        self.flags = dict(peek_input=peek_input, peek_output=peek_output, peek_snapshot=peek_snapshot)
 
     def __call__(self, processor: Processor) -> Processor:
         return PeekWrappedP(processor, *self.args, **self.flags)
 
 
 def _peek(factory: str, supplier: Any, to_string_fn: Callable[[Any], Any], should_log_fn: Any, *,
-          peek_input: bool, peek_output: bool) -> Any:
+          peek_input: bool = False, peek_output: bool = False, peek_snapshot: bool = False) -> Any:
     check_callable(factory, "to_string_fn", to_string_fn)
     if should_log_fn is not None:
         check_callable(factory, "should_log_fn", should_log_fn)
-    wrap = _Wrap(to_string_fn, should_log_fn, peek_input, peek_output)
+    wrap = _Wrap(to_string_fn, should_log_fn, peek_input, peek_output, peek_snapshot)
     if isinstance(supplier, RuntimeBound):
         raise DagValidationError(
             f"{factory}: {type(supplier).__name__} is implemented by the engine with Spark operations and has no "
@@ -271,3 +294,20 @@ def peek_output_p(supplier: Any, to_string_fn: Callable[[Any], Any] = str,
     stateful as it is. Returns the same kind of supplier as given.
     """
     return _peek("peek_output_p(supplier)", supplier, to_string_fn, should_log_fn, peek_input=False, peek_output=True)
+
+
+def peek_snapshot_p(supplier: Any, to_string_fn: Callable[[Any], Any] = str,
+                    should_log_fn: Callable[[Any], Any] | None = None) -> Any:
+    """Wraps ``supplier`` so its processors log, at INFO, each entry they saved to the snapshot (accepted by
+    ``outbox.offer_to_snapshot``) as ``"Output to snapshot: text"``; ``to_string_fn`` and ``should_log_fn``
+    get the entry as a ``(key, value)`` tuple. Emits and saves what the wrapped processor does. Returns the
+    same kind of supplier as given (Jet's ``peekSnapshotP``).
+
+    >>> from processors.processor import AbstractProcessor
+    >>> class Total(AbstractProcessor):
+    ...     def save_to_snapshot(self):
+    ...         return self.try_emit_to_snapshot("total", 42)
+    >>> type(peek_snapshot_p(Total)()).__name__
+    'PeekWrappedP'
+    """
+    return _peek("peek_snapshot_p(supplier)", supplier, to_string_fn, should_log_fn, peek_snapshot=True)

@@ -33,7 +33,7 @@ from processors.event_time import check_timestamp
 from processors.inbox import Inbox
 from processors.stateless import check_callable, fn_name
 from processors.window_base import (MAX_RESTORED, WindowingProcessor, WindowingSupplier, check_fns, check_op,
-                                    diagnose_failure)
+                                    raise_diagnosed)
 from processors.windows import MAX_TIMESTAMP, MIN_WATERMARK, WindowResult, broadcast_key
 
 __all__ = ["aggregate_to_session_window_p", "SessionWindowP"]
@@ -79,8 +79,7 @@ class SessionWindowP(WindowingProcessor):
                 window = self._window_for(key_fn(item), ts)
                 window[2] = accumulate(window[2], item)
         except Exception as exc:
-            raise diagnose_failure(self._owner, ordinal, item, [("timestamp_fns", ts_fn), ("key_fns", key_fn)],
-                                   exc) from exc
+            raise_diagnosed(self._owner, ordinal, item, [("timestamp_fns", ts_fn), ("key_fns", key_fn)], exc)
         inbox.clear()
 
     def _window_for(self, key: Any, ts: int) -> list:

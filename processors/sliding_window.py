@@ -45,7 +45,7 @@ from processors.inbox import Inbox
 from processors.stateless import check_callable, fn_name
 from processors.snapshot_keys import SnapshotKey
 from processors.window_base import (MAX_RESTORED, WindowingProcessor, WindowingSupplier, check_fns, check_op,
-                                    diagnose_failure)
+                                    raise_diagnosed)
 from processors.windows import (MAX_TIMESTAMP, MIN_WATERMARK, SlidingWindowPolicy, TimestampedEntry,
                                 TimestampKind, broadcast_key, timestamped_entries)
 
@@ -117,7 +117,9 @@ class SlidingWindowP(WindowingProcessor):
         accumulate = self._accumulate_fns[ordinal]
         create = self._op.create_fn
         count_fast, add_fast = self._fast_path == "count", self._fast_path == "add_value"
-        size, offset, shift = self._policy.frame_size, self._policy.frame_offset, self._shift
+        # frame of ts: higher_frame_ts(ts - shift) = ts - (ts - shift - offset) % size + size - shift
+        size, shift = self._policy.frame_size, self._shift
+        base, lift = shift + self._policy.frame_offset, size - shift
         next_win, top, late = self.next_win_to_emit, self.top_ts, 0
         items = inbox._items if type(inbox) is Inbox else list(inbox)
         item = frame = current_ts = None  # the frame of the previous item: consecutive items mostly share one
@@ -126,8 +128,7 @@ class SlidingWindowP(WindowingProcessor):
                 ts = ts_fn(item)
                 if ts.__class__ is not int:
                     ts = check_timestamp(ts, self._owner, f"timestamp_fns[{ordinal}]", item)
-                ts -= shift
-                frame_ts = ts - (ts - offset) % size + size
+                frame_ts = ts - (ts - base) % size + lift
                 if frame_ts != current_ts:
                     current_ts = frame_ts
                     frame, top = self._frame_of(frame_ts, next_win, top)
@@ -144,7 +145,7 @@ class SlidingWindowP(WindowingProcessor):
                     frame[key] = accumulate(create() if acc is _MISSING else acc, item)
         except Exception as exc:
             fns = [("timestamp_fns", ts_fn), ("key_fns", key_fn)]
-            raise diagnose_failure(self._owner, ordinal, item, fns, exc) from exc
+            raise_diagnosed(self._owner, ordinal, item, fns, exc)
         finally:
             self.top_ts = top
             if late:
@@ -172,7 +173,9 @@ class SlidingWindowP(WindowingProcessor):
         item = frame = current_ts = None
         try:
             for item in inbox._items:
-                ts = item.timestamp - 1  # TimestampKind.FRAME
+                if item.__class__ is not TimestampedEntry:
+                    raise TypeError(f"expected a TimestampedEntry (stage 1's output), got {type(item).__name__}")
+                ts = item[2] - 1  # the timestamp of a TimestampedEntry; TimestampKind.FRAME
                 frame_ts = ts - (ts - offset) % size + size
                 if frame_ts != current_ts:
                     current_ts = frame_ts
@@ -184,7 +187,7 @@ class SlidingWindowP(WindowingProcessor):
                 frame[key] = frame.get(key, 0) + item[1]
         except Exception as exc:
             fns = [("timestamp_fns", _TIMESTAMP_GETTER), ("key_fns", itemgetter(0))]
-            raise diagnose_failure(self._owner, 0, item, fns, exc) from exc
+            raise_diagnosed(self._owner, 0, item, fns, exc)
         finally:
             self.top_ts = top
             if late:
@@ -257,18 +260,21 @@ class SlidingWindowP(WindowingProcessor):
             window = self._compute_window(end)
             result_fn = export if window is self.sliding_window else finish
             entries_as_is = plain_entries and result_fn is identity
-            pairs = iter(window.items())
-            chunk = list(islice(pairs, _CHUNK))
-            while chunk:  # in chunks, so that few outputs are alive at a time
-                if entries_as_is:
-                    out = timestamped_entries(end, chunk)
-                else:
-                    begin = end - window_size
+            pairs = iter(window.items())  # made and offered in chunks, so that few outputs are alive at a time
+            if entries_as_is:
+                out = timestamped_entries(end, islice(pairs, _CHUNK))
+                while out:
+                    yield out
+                    out = timestamped_entries(end, islice(pairs, _CHUNK)) if len(out) == _CHUNK else None
+            else:
+                begin = end - window_size
+                chunk = list(islice(pairs, _CHUNK))
+                while chunk:
                     out = [o for o in (map_to_output(begin, end, key, result_fn(acc)) for key, acc in chunk)
                            if o is not None]
-                if out:
-                    yield out
-                chunk = list(islice(pairs, _CHUNK))
+                    if out:
+                        yield out
+                    chunk = list(islice(pairs, _CHUNK))
             self._complete_window(end)
             end += size
 

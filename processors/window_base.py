@@ -20,7 +20,8 @@ from processors.windows import MIN_WATERMARK, BroadcastKey
 
 MAX_RESTORED = 2**63 - 1  # "no position restored" (above any real one)
 
-__all__ = ["WindowingProcessor", "WindowingSupplier", "check_fns", "check_op", "diagnose_failure"]
+__all__ = ["WindowingProcessor", "WindowingSupplier", "check_fns", "check_op", "diagnose_failure",
+           "raise_diagnosed"]
 
 
 class WindowingSupplier(BuiltinSupplier):
@@ -68,8 +69,10 @@ def check_fns(factory: str, argument: str, fns: Any) -> tuple[Callable[[Any], An
 
 def diagnose_failure(owner: str, ordinal: int, item: Any, fns: Sequence[tuple[str, Callable[[Any], Any]]],
                      error: BaseException) -> BaseException:
-    """The error to raise when a user function failed on ``item``: re-run ``fns`` (name, fn) to find the culprit
-    and name it; the original error becomes the cause."""
+    """The error to raise when processing ``item`` failed with ``error``: re-run ``fns`` (name, fn) to find the
+    user function at fault and name it (raise the result ``from error``); ``error`` itself when none of them fails
+    (e.g. the aggregate operation did; it is re-raised as it is).
+    """
     for argument, fn in fns:
         try:
             fn(item)
@@ -79,6 +82,15 @@ def diagnose_failure(owner: str, ordinal: int, item: Any, fns: Sequence[tuple[st
                 f"{type(exc).__name__}: {exc}; make the function handle every item it can receive"
             )
     return error
+
+
+def raise_diagnosed(owner: str, ordinal: int, item: Any, fns: Sequence[tuple[str, Callable[[Any], Any]]],
+                    error: BaseException) -> None:
+    """Raise :func:`diagnose_failure`'s error, chained to ``error`` unless it is ``error`` itself."""
+    culprit = diagnose_failure(owner, ordinal, item, fns, error)
+    if culprit is error:
+        raise error
+    raise culprit from error
 
 
 class WindowingProcessor(AbstractProcessor):

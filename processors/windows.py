@@ -21,7 +21,8 @@ covers ``[E - window_size, E)``, i.e. the ``window_size // frame_size`` frames e
 from __future__ import annotations
 
 import enum
-from typing import Any
+from operator import itemgetter
+from typing import Any, Iterator
 
 from dag.errors import DagValidationError
 
@@ -235,28 +236,65 @@ class _StampedEntry(tuple):
         return type(self)(*self._extras(), copy.deepcopy(self[0], memo), copy.deepcopy(self[1], memo))
 
 
-class TimestampedEntry(_StampedEntry):
+class TimestampedEntry(tuple):
     """An entry ``(key, value)`` stamped with a ``timestamp`` (a window or frame end).
 
-    Index 0 is the key and index 1 the value, so ``entry_key``/``entry_value`` work; equality (and hash)
-    include the timestamp.
+    Index 0 is the key and index 1 the value, so ``entry_key``/``entry_value`` work; ``len()`` is 2 and
+    iteration (``key, value = e``, ``tuple(e)``, ``dict([e])``) gives the key and the value; equality and hash
+    include the timestamp. The object is the tuple ``(key, value, timestamp)`` underneath (one allocation, no
+    instance dict: the windowing processors make one per frame and key and per window and key), so ``e[2]`` and
+    slices show the timestamp too.
 
     >>> e = TimestampedEntry(10, "k", 3)
-    >>> e.timestamp, e.key, e.value, e[0], e == TimestampedEntry(11, "k", 3)
-    (10, 'k', 3, 'k', False)
+    >>> e.timestamp, e.key, e.value, e[0], len(e), tuple(e), e == TimestampedEntry(11, "k", 3)
+    (10, 'k', 3, 'k', 2, ('k', 3), False)
     """
 
-    _fields = ("timestamp",)
+    __slots__ = ()
 
     def __new__(cls, timestamp: int, key: Any, value: Any) -> "TimestampedEntry":
-        self = tuple.__new__(cls, (key, value))
-        self.timestamp = timestamp
-        return self
+        return tuple.__new__(cls, (key, value, timestamp))
+
+    timestamp = property(itemgetter(2), doc="The timestamp (a window's or frame's end).")
+    key = property(itemgetter(0), doc="The key (index 0).")
+    value = property(itemgetter(1), doc="The value (index 1).")
+
+    def __len__(self) -> int:
+        return 2
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self[0], self[1]))
+
+    def __contains__(self, item: object) -> bool:
+        return item in (self[0], self[1])
 
     @staticmethod
     def from_window_result(start: int, end: int, key: Any, value: Any) -> "TimestampedEntry":
         """The entry stamped with the window's ``end`` (the default output of the sliding window processors)."""
-        return TimestampedEntry(end, key, value)
+        return tuple.__new__(TimestampedEntry, (key, value, end))
+
+    def __eq__(self, other: object) -> bool:
+        return other.__class__ is TimestampedEntry and tuple.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return tuple.__hash__(self)
+
+    def __repr__(self) -> str:
+        return f"TimestampedEntry({self[2]!r}, {self[0]!r}, {self[1]!r})"
+
+    def __reduce__(self):
+        return (TimestampedEntry, (self[2], self[0], self[1]))
+
+    def __copy__(self) -> "TimestampedEntry":
+        return self
+
+    def __deepcopy__(self, memo: dict) -> "TimestampedEntry":
+        import copy
+
+        return TimestampedEntry(self[2], copy.deepcopy(self[0], memo), copy.deepcopy(self[1], memo))
 
 
 def timestamped_entries(timestamp: int, pairs: Any) -> list:
@@ -266,13 +304,8 @@ def timestamped_entries(timestamp: int, pairs: Any) -> list:
     >>> timestamped_entries(4, {"a": 1}.items())
     [TimestampedEntry(4, 'a', 1)]
     """
-    new, cls, out = tuple.__new__, TimestampedEntry, []
-    append = out.append
-    for pair in pairs:
-        entry = new(cls, pair)
-        entry.timestamp = timestamp
-        append(entry)
-    return out
+    new, cls = tuple.__new__, TimestampedEntry
+    return [new(cls, (key, value, timestamp)) for key, value in pairs]
 
 
 class WindowResult(_StampedEntry):

@@ -85,7 +85,8 @@ TRAVERSERS_AND_FUNCTIONS = ["traverse_iterable", "traverse_items", "lazy", "empt
 FACTORIES = [
     "noop_p", "map_p", "filter_p", "flat_map_p", "map_using_context_p", "filter_using_context_p",
     "flat_map_using_context_p", "aggregate_p", "accumulate_p", "combine_p", "aggregate_by_key_p",
-    "accumulate_by_key_p", "combine_by_key_p", "sort_p", "peek_input_p", "peek_output_p", "write_logger_p",
+    "accumulate_by_key_p", "combine_by_key_p", "sort_p", "peek_input_p", "peek_output_p", "peek_snapshot_p",
+    "write_logger_p",
 ]
 SOURCES = ["read_map_p", "read_list_p", "read_files_p", "read_text_p", "SourceBuilder"]
 SINKS = ["write_map_p", "write_list_p", "write_file_p", "write_text_p", "write_buffered_p", "SinkBuilder"]
@@ -409,6 +410,7 @@ def test_processor_factories_when_inspected_then_as_contract():
     check_params(p.sort_p, "key", key=None)
     check_params(p.peek_input_p, "supplier")
     check_params(p.peek_output_p, "supplier")
+    check_params(p.peek_snapshot_p, "supplier")
     check_params(p.write_logger_p, "to_string_fn", to_string_fn=str)
 
 

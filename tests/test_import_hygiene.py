@@ -46,6 +46,12 @@ words.grouping_key(str).aggregate(processors.counting()).write_to(pipeline.Sinks
 words.hash_join(p.read_from(pipeline.TestSources.items(("a", 1))), pipeline.JoinClause.join_map_entries(str),
                 lambda w, n: (w, n)).write_to(pipeline.Sinks.logger())
 p.to_dag().to_dot()
+stream = pipeline.Pipeline.create()
+(stream.read_from(pipeline.Sources.map_journal("t")).with_timestamps(lambda e: 1, 0).map(str)
+ .grouping_key(str).window(pipeline.WindowDefinition.sliding(10, 5)).aggregate(processors.counting())
+ .write_to(pipeline.Sinks.list("x")))
+stream.read_from(pipeline.TestSources.item_stream(5)).with_native_timestamps(0).write_to(pipeline.Sinks.noop())
+stream.to_dot()
 
 children = []
 for pid in os.listdir("/proc"):

@@ -25,6 +25,7 @@ from dag.errors import JobFailedError
 from dag.planner.model import EdgeOp, EdgePlan, PhysicalPlan, Route, StagePlan, VertexKind, VertexPlan
 from dag.runtime.driver_topics import slice_bounds
 from dag.runtime.failures import encode_failure, mark_origin
+from dag.runtime.logforward import driver_level
 from dag.runtime.metrics import EMITTED, RECEIVED
 from dag.runtime.senders import sender_spec, send
 from dag.runtime.task import BroadcastInput, StageTask, VertexTask
@@ -117,6 +118,8 @@ class PlanRun:
             vt.fused_ordinal = next(ep.dest_ordinal for ep in vp.inbound if ep.source == previous)
         if vp.kind is VertexKind.PROCESSOR and vp.combine_substitute is None:
             vt.suppliers = self._suppliers(vp)
+            vt.channel = self.channel
+            vt.log_levels = [driver_level(f"jetspark.{vp.name}#{g}") for g in range(vp.total_parallelism)]
         for ep in vp.inbound:
             if ep.op is EdgeOp.BROADCAST:
                 vt.broadcasts.append(self._broadcast(ep))

@@ -1,10 +1,12 @@
 """``Engine``: runs DAGs on Spark (an embedded local Spark by default, or any Spark cluster).
 
-The engine owns a SparkSession it starts (see ``session.py`` for its settings) or borrows one passed in
-(then ``close()`` leaves it running). It resolves ``members`` and the default local parallelism once, plans
-DAGs with the pure planner (``engine.plan(dag)``) and runs them as asynchronous jobs (``engine.new_job``). It
-also holds the driver-side named collections (``get_map``/``get_list``), Jet's IMap/IList stand-ins for
-``read_map_p``/``read_list_p``/``write_map_p``/``write_list_p``.
+The engine starts a SparkSession (see ``session.py`` for its settings), shares the one another engine of the
+process started when the Spark settings agree, or borrows one passed in; the session stops when the last
+engine using it closes, and a session the caller started is never stopped (``sharing.py``). It resolves
+``members`` and the default local parallelism once, plans DAGs with the pure planner (``engine.plan(dag)``)
+and runs them as asynchronous jobs (``engine.new_job``). It also holds the driver-side named collections
+(``get_map``/``get_list``), Jet's IMap/IList stand-ins for ``read_map_p``/``read_list_p``/``write_map_p``/
+``write_list_p``.
 
 >>> # with Engine(EngineConfig(master="local[2]")) as engine:
 >>> #     engine.new_job(dag).join()
@@ -36,6 +38,10 @@ def as_dag(job: Any) -> Any:
 CLOSE_JOIN_TIMEOUT = 120.0
 """Seconds ``close()`` waits for each cancelled job to end."""
 
+_job_ids = itertools.count(1)
+"""Job ids are unique in the process (like Jet's in a cluster), so engines sharing a SparkContext never share a
+Spark job group (``jetspark-<id>``) and cancelling one engine's job cannot cancel another's."""
+
 
 class Engine:
     """Runs DAGs on Spark.
@@ -43,17 +49,25 @@ class Engine:
     Args:
         config: the :class:`~dag.config.EngineConfig` (default: ``EngineConfig()``, local Spark on all cores).
         spark: an existing ``SparkSession`` to borrow instead of starting one (``config.master`` and
-            ``config.spark_conf`` are then ignored, and ``close()`` does not stop it).
+            ``config.spark_conf`` are then ignored; ``close()`` stops it only when jetspark started it and this
+            was the last engine using it).
+
+    A second engine in a process (without ``spark``) shares the running session when ``master`` and
+    ``spark_conf`` agree with it; members, parallelism and the other fields may differ per engine.
     """
 
     def __init__(self, config: EngineConfig | None = None, spark: Any = None):
         from dag.runtime import session as sessions
+        from dag.runtime import sharing
 
         self._config = config or EngineConfig()
-        self._owns_session = spark is None
-        self._spark = sessions.create_session(self._config) if spark is None else spark
-        if spark is not None:
+        if spark is None:
+            self._spark = sharing.acquire(self._config)
+        else:
+            sharing.check_alive(spark)
+            sharing.borrow(spark)
             sessions.quiet(spark)
+            self._spark = spark
         sc = self._spark.sparkContext
         self._master = sc.master
         self._local = sessions.is_local_master(self._master)
@@ -64,7 +78,6 @@ class Engine:
             1, sc.defaultParallelism // self._members)
         self._collections = DriverCollections(self._config.partition_count)
         self._jobs: list[Job] = []
-        self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._closed = False
 
@@ -128,7 +141,7 @@ class Engine:
             register_user_modules()
         check_shippable(dag)
         with self._lock:
-            job_id = next(self._ids)
+            job_id = next(_job_ids)
             name = config.name or f"job-{job_id}"
             if any(j.name == name and not j.status.is_terminal for j in self._jobs):
                 raise DagValidationError(f"A job named '{name}' is already running; choose another JobConfig.name")
@@ -149,32 +162,39 @@ class Engine:
 
     # ------------------------------------------------------------------ lifecycle
     def close(self) -> None:
-        """Cancel running jobs, wait (bounded) until they ended, so none of their tasks still writes and
-        their sinks cleaned up, and stop the Spark session if the engine started it. Idempotent."""
-        if self._closed:
-            return
+        """Cancel running jobs and wait (bounded) until they ended, so none of their tasks still writes and their
+        sinks cleaned up; stop the Spark session when jetspark started it and no other engine uses it. Idempotent.
+        An engine whose driver JVM died just forgets it, so a new ``Engine()`` starts a new one."""
+        from dag.runtime import sharing
         from dag.runtime.jvm import forget_dead_session, jvm_alive
 
-        if not jvm_alive(self._spark):  # nothing to cancel or stop; let a new Engine start a new JVM
+        if self._closed:
+            return
+        if getattr(self._spark.sparkContext, "_jsc", None) is not None and not jvm_alive(self._spark):
             self._closed = True
-            if self._owns_session:
-                forget_dead_session(self._spark)
+            sharing.discard(self._spark)
+            forget_dead_session(self._spark)
             return
         running = [job for job in self.get_jobs() if not job.status.is_terminal]
-        for job in running:
-            job.cancel()
+        try:
+            for job in running:
+                job.cancel()
+        except DagValidationError:  # the session was stopped outside the engine: nothing runs any more
+            running = []
         for job in running:
             try:
                 job.join(CLOSE_JOIN_TIMEOUT)
             except Exception:  # noqa: BLE001 - a cancelled job fails, or did not end in time: close anyway
                 pass
         self._closed = True
-        if self._owns_session:
-            self._spark.stop()
+        sharing.release(self._spark)
 
     def _check_open(self) -> None:
+        from dag.runtime.sharing import check_alive
+
         if self._closed:
             raise DagValidationError("This Engine is closed; create a new Engine")
+        check_alive(self._spark)
 
     def __enter__(self) -> Engine:
         return self

@@ -153,6 +153,7 @@ class Job:
         from dag.runtime.build import PlanRun
         from dag.runtime.driver_topics import register_collection_topics
         from dag.runtime.jobchannel import JobChannel
+        from dag.runtime.logforward import register_log_topics
         from dag.runtime.progress import ProgressDisplay
 
         sc = self._engine.spark.sparkContext
@@ -162,6 +163,7 @@ class Job:
         self._progress = progress
         self._channel = JobChannel(sc.master, sc.getConf().get("spark.driver.host"), self._on_task_failure)
         register_collection_topics(self._channel, self._engine._collections)  # noqa: SLF001
+        register_log_topics(self._channel)
         try:
             self._status = JobStatus.STARTING
             sc.setJobGroup(self.group_id, f"jetspark job '{self._name}'", interruptOnCancel=True)

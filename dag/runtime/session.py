@@ -11,7 +11,12 @@ Choices (each can be overridden through ``EngineConfig.spark_conf`` or the envir
   :func:`register_user_modules` makes cloudpickle ship such modules by value;
 - ``PYTHONHASHSEED`` is pinned (``"0"``) for the workers, so ``Partitioner.HASH_CODE`` agrees among them;
 - quiet: a log4j2 configuration at level ERROR for the driver JVM (unless ``spark.driver.extraJavaOptions`` is
-  set), log level ERROR, no console progress bar (the engine has its own, ``EngineConfig.progress``);
+  set), log level ERROR, no console progress bar (the engine has its own, ``EngineConfig.progress``). It also
+  drops Spark's start-up lines about the default log level, and the loggers that report a failed task
+  (executor, task set manager, Python runner, ...) are off: a failing processor is reported once, as the
+  ``JobFailedError`` ``join()`` raises, instead of after ~100 lines of JVM errors, Java stack traces and the
+  encoded failure. Set the environment variable ``JETSPARK_SPARK_LOGS=1`` before the engine starts to get
+  Spark's own error logging back (for debugging Spark itself);
 - Spark retries lost tasks and executors as usual (``spark.task.maxFailures`` is left alone); a user
   exception still fails the job at once, because the failing task reports it on the job's channel and the
   job cancels its Spark job group (``job.py``);
@@ -24,6 +29,7 @@ Choices (each can be overridden through ``EngineConfig.spark_conf`` or the envir
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import sys
@@ -57,7 +63,38 @@ appender.console.name = console
 appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+logger.submit.name = org.apache.spark.deploy.SparkSubmit
+logger.submit.level = error
+logger.context.name = org.apache.spark.SparkContext
+logger.context.level = error
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = error
+logger.repl.name = org.apache.spark.repl.Main
+logger.repl.level = error
 """
+# The logger that first initialises Spark's logging in a shell (PySpark counts as one) has the root's level,
+# so Spark skips its "Setting default log level" and "To adjust logging level" lines.
+
+_TASK_FAILURE_LOGGERS = (
+    "org.apache.spark.executor.Executor", "org.apache.spark.scheduler.TaskSetManager",
+    "org.apache.spark.scheduler.TaskSchedulerImpl", "org.apache.spark.scheduler.DAGScheduler",
+    "org.apache.spark.api.python.PythonRunner", "org.apache.spark.api.python.PythonRDD",
+    "org.apache.spark.util.Utils", "org.apache.spark.rdd.PairRDDFunctions",
+)
+"""Loggers that repeat a failed task's error (with its Java stack trace and the encoded failure) on stderr."""
+
+SPARK_LOGS_ENV = "JETSPARK_SPARK_LOGS"
+"""Environment variable: ``1`` keeps Spark's own error logging of failed tasks on the console."""
+
+
+def log4j2_properties(spark_logs: bool) -> str:
+    """The driver JVM's log4j2 configuration: errors only, and without Spark's reports of failed tasks unless
+    ``spark_logs``."""
+    text = _QUIET_LOG4J2
+    if not spark_logs:
+        for i, name in enumerate(_TASK_FAILURE_LOGGERS):
+            text += f"logger.task{i}.name = {name}\nlogger.task{i}.level = off\n"
+    return text
 
 
 LOOPBACK_CONF = {
@@ -69,10 +106,15 @@ LOOPBACK_CONF = {
 
 
 def _quiet_log4j_file() -> str:
-    path = os.path.join(tempfile.gettempdir(), "jetspark-log4j2-quiet.properties")
+    """A file holding :func:`log4j2_properties` (named after its content, written atomically)."""
+    text = log4j2_properties(os.environ.get(SPARK_LOGS_ENV, "") not in ("", "0"))
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+    path = os.path.join(tempfile.gettempdir(), f"jetspark-log4j2-{digest}.properties")
     if not os.path.exists(path):
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(_QUIET_LOG4J2)
+        fd, tmp = tempfile.mkstemp(dir=tempfile.gettempdir(), prefix="jetspark-log4j2-", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
     return path
 
 

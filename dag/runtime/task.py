@@ -27,6 +27,7 @@ from typing import Any
 from dag.errors import DagValidationError
 from dag.planner.model import VertexKind
 from dag.runtime.failures import encode_failure, mark_origin
+from dag.runtime.logforward import forwarding
 from dag.runtime.metrics import EMITTED, RECEIVED
 from dag.runtime.senders import SenderSpec, send
 
@@ -61,6 +62,8 @@ class VertexTask:
     combine: Any = None                     # PreAggregation: run as a combine of (key, acc) entries
     job_id: int = 0
     guarantee: Any = None
+    channel: Any = None                     # jobchannel.ChannelRef: log records go to the driver (logforward.py)
+    log_levels: list[int] | None = None     # per global processor index: the driver's level for its logger
 
 
 @dataclass
@@ -188,9 +191,11 @@ def _run_processor(vt: VertexTask, g: int, stream: Iterator, counters: dict) -> 
         for i, sibling in enumerate(processors):  # this task runs one of the member's L processors; Jet closes
             if i != mine:                         # every processor it created, initialised or not
                 close_processor(sibling, f"{type(sibling).__name__} of vertex '{vt.name}'", None)
-        yield from drive(processors[mine], ctx, inbound=stream,
-                         inbound_priorities=vt.priorities, outbound_capacities=vt.capacities, metrics=metrics,
-                         vertex_name=vt.name)
+        level = vt.log_levels[g] if vt.log_levels is not None else None
+        with forwarding(ctx.logger, vt.channel, level):
+            yield from drive(processors[mine], ctx, inbound=stream,
+                             inbound_priorities=vt.priorities, outbound_capacities=vt.capacities,
+                             metrics=metrics, vertex_name=vt.name)
     except BaseException as exc:
         failure = exc
         mark_origin(exc, vt.name, g)

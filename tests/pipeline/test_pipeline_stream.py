@@ -259,3 +259,23 @@ def test_stream_stages_when_batch_only_operation_then_type_error() -> None:
         stage.aggregate2(counting(), stage, counting())
     with pytest.raises(TypeError, match=r"window\("):
         stage.grouping_key(whole_item).aggregate_builder(counting())
+
+
+def test_custom_transform_when_stage_has_timestamps_then_processor_gets_plain_items() -> None:
+    p = Pipeline.create()
+    stage = _stream(p).with_timestamps(len, 0).custom_transform("mine", map_p(str.upper))
+    stage.write_to(Sinks.noop())
+    with pytest.raises(DagValidationError, match="stage 'mine' has no timestamps"):
+        stage.window(WindowDefinition.tumbling(10))
+    assert _outputs(p.to_dag().get_vertex("mine").supplier, [JetEvent(1, "a")]) == ["A"]
+
+
+def test_connector_stream_sources_when_timestamped_then_journal_in_source_and_socket_by_a_vertex() -> None:
+    p = Pipeline.create()
+    p.read_from(Sources.map_journal("trades")).with_timestamps(lambda e: e[1], 10).write_to(Sinks.noop())
+    p.read_from(Sources.socket("127.0.0.1", 9999)).with_timestamps(len, 10).write_to(Sinks.noop())
+    dag = p.to_dag()
+    assert [v.name for v in dag.vertices] == ["mapJournalSource(trades)", "noop", "socketSource(127.0.0.1:9999)",
+                                              "socketSource(127.0.0.1:9999)-add-timestamps", "noop-2"]
+    for name in ("mapJournalSource(trades)", "socketSource(127.0.0.1:9999)"):
+        assert is_stream_source(dag.get_vertex(name).meta_supplier)

@@ -1,4 +1,4 @@
-"""Diagnostic processors: write_logger_p, peek_input_p, peek_output_p."""
+"""Diagnostic processors: write_logger_p, peek_input_p, peek_output_p, peek_snapshot_p."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from dag.errors import DagValidationError
 from processors.aggregating import sort_p
 from processors.context import Context
-from processors.diagnostic import PeekWrappedP, peek_input_p, peek_output_p, write_logger_p
+from processors.diagnostic import PeekWrappedP, peek_input_p, peek_output_p, peek_snapshot_p, write_logger_p
 from processors.driver import drive
 from processors.outbox import Outbox
 from processors.processor import AbstractProcessor
@@ -137,3 +137,49 @@ def test_peek_when_not_a_supplier_then_rejected():
         peek_input_p(42)
     with pytest.raises(DagValidationError, match="expected a processor supplier"):
         peek_output_p(Emitter())
+
+
+class RunningTotal(AbstractProcessor):
+    """Sums its input, saves the total to the snapshot, emits it in complete()."""
+
+    def __init__(self):
+        super().__init__()
+        self.total = 0
+
+    def try_process0(self, item):
+        self.total += item
+        return True
+
+    def save_to_snapshot(self):
+        return self.try_emit_to_snapshot("total", self.total)
+
+    def restore_from_snapshot_entry(self, key, value):
+        self.total = value
+
+    def complete(self):
+        return self.try_emit(self.total)
+
+
+def test_peek_snapshot_p_when_entries_saved_then_each_logged_and_behaviour_kept(caplog):
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    supplier = peek_snapshot_p(RunningTotal, to_string_fn=lambda e: f"{e[0]}={e[1]}",
+                               should_log_fn=lambda e: e[1] != 0)
+    processor = supplier()
+    assert isinstance(processor, PeekWrappedP)
+    outbox = Outbox([4], snapshot_capacity=4)
+    processor.init(outbox, Context(vertex_name="v", logger=logging.getLogger(LOGGER)))
+    assert processor.save_to_snapshot()  # total 0: not logged (should_log_fn)
+    processor.wrapped.total = 5
+    assert processor.save_to_snapshot()
+    assert outbox.drain_snapshot() == [("total", 0), ("total", 5)]
+    assert messages(caplog) == ["Output to snapshot: total=5"]
+    verify_processor(supplier).input([1, 2, 3]).expect_output([6])  # snapshots and restores work through it
+
+
+def test_peek_snapshot_p_when_snapshot_refused_then_nothing_logged(caplog):
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    processor = peek_snapshot_p(RunningTotal)()
+    outbox = Outbox([4], snapshot_capacity=1)
+    processor.init(outbox, Context(vertex_name="v", logger=logging.getLogger(LOGGER)))
+    assert processor.save_to_snapshot() and not processor.save_to_snapshot()  # the second entry does not fit
+    assert messages(caplog) == ["Output to snapshot: ('total', 0)"]

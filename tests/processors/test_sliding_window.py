@@ -308,3 +308,31 @@ def test_combine_when_item_is_not_a_timestamped_entry_then_error_naming_the_item
     p = combine_to_sliding_window_p(sliding_win_policy(4, 2), counting())
     with pytest.raises(Exception, match=r"timestamp_fns\[0\] failed on item \('k', 1\).*AttributeError"):
         verify_processor(p).input([("k", 1)]).expect_output([])
+
+
+def test_processor_when_accumulate_fails_then_its_own_error_is_raised_unwrapped():
+    op = AggregateOperation(lambda: 0, lambda acc, e: acc + 1 / 0, lambda a, b: a + b)
+    p = aggregate_to_sliding_window_p(entry_key, lambda e: 1, TimestampKind.EVENT, tumbling_win_policy(2), op)
+    with pytest.raises(ZeroDivisionError) as info:
+        verify_processor(p).input([("a", 1)]).expect_output([])
+    assert info.value.__cause__ is not info.value
+
+
+@pytest.mark.parametrize("keys", [1023, 1024, 1025, 2048, 3000])
+def test_window_when_more_keys_than_an_output_chunk_then_every_key_emitted_once(keys):
+    for mapper in (TimestampedEntry.from_window_result, lambda s, e, k, v: None if k % 3 == 0 else (e, k, v)):
+        p = aggregate_to_sliding_window_p(entry_key, lambda e: 0, TimestampKind.EVENT, sliding_win_policy(2, 1),
+                                          counting(), mapper)()
+        outbox = Outbox([500])
+        p.init(outbox, Context())
+        p.process(0, Inbox([(k, 0) for k in range(keys)]))
+        out = []
+        while not p.try_process_watermark(W(2)):
+            out += outbox.drain(0)
+            outbox.reset()
+        out += outbox.drain(0)
+        results = [o for o in out if not isinstance(o, Watermark)]
+        expected_keys = [k for k in range(keys) if mapper is TimestampedEntry.from_window_result or k % 3]
+        assert sorted(r[1] if len(r) == 3 and not isinstance(r, TimestampedEntry) else r[0] for r in results) == \
+            sorted(expected_keys * 2)  # windows ending at 1 and 2 both hold frame 1
+        assert out[-1] == W(2)
