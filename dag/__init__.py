@@ -23,6 +23,7 @@ _EXPORTS: dict[str, str] = {
     "CycleError": "dag.errors",
     "ProcessorContractError": "dag.errors",
     "JobFailedError": "dag.errors",
+    "CancellationError": "dag.errors",
     "RestartableError": "dag.errors",
     # model
     "DAG": "dag.model",
@@ -32,6 +33,7 @@ _EXPORTS: dict[str, str] = {
     "EngineConfig": "dag.config",
     "JobConfig": "dag.config",
     "ProcessingGuarantee": "dag.config",
+    "ExecutionMode": "dag.config",
     # runtime
     "Engine": "dag.runtime.engine",
     "Job": "dag.runtime.job",
@@ -55,10 +57,10 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from dag.config import EngineConfig, JobConfig, ProcessingGuarantee
+    from dag.config import EngineConfig, ExecutionMode, JobConfig, ProcessingGuarantee
     from dag.describe import DagDescription
-    from dag.errors import (CycleError, DagError, DagValidationError, JobFailedError, ProcessorContractError,
-                            RestartableError)
+    from dag.errors import (CancellationError, CycleError, DagError, DagValidationError, JobFailedError,
+                            ProcessorContractError, RestartableError)
     from dag.model import DAG
     from dag.runtime.engine import Engine
     from dag.runtime.job import Job, JobStatus

@@ -16,7 +16,7 @@ from enum import Enum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["EngineConfig", "JobConfig", "ProcessingGuarantee"]
+__all__ = ["EngineConfig", "ExecutionMode", "JobConfig", "ProcessingGuarantee"]
 
 
 class ProcessingGuarantee(str, Enum):
@@ -26,6 +26,16 @@ class ProcessingGuarantee(str, Enum):
     NONE = "NONE"
     AT_LEAST_ONCE = "AT_LEAST_ONCE"
     EXACTLY_ONCE = "EXACTLY_ONCE"
+
+
+class ExecutionMode(str, Enum):
+    """How a job runs. ``STAGED``: one Spark stage per chain of vertices, a vertex starts after its inputs are
+    done (bounded DAGs only). ``PIPELINED``: every processor of every vertex runs at once inside one
+    gang-scheduled Spark stage and items flow through the edges as they are produced (Jet's model; needed for
+    stream sources)."""
+
+    STAGED = "STAGED"
+    PIPELINED = "PIPELINED"
 
 
 class EngineConfig(BaseModel):
@@ -88,3 +98,8 @@ class JobConfig(BaseModel):
                               "than NONE is restarted from its last snapshot after a RestartableError or a lost "
                               "task/worker/executor; the count resets when a snapshot completes after a restart. "
                               "One more failure fails the job with the last error. 0: never restart.")
+    execution_mode: ExecutionMode | None = Field(None, description="STAGED or PIPELINED; None: PIPELINED when the "
+                                                 "DAG has a stream source, else STAGED.")
+    max_watermark_retain_ms: int | None = Field(None, ge=-1, description="Jet's maxWatermarkRetainMillis: a top "
+                                                "watermark held back this long by a lagging input is forwarded "
+                                                "anyway. None (or Jet's -1): no limit.")

@@ -10,6 +10,7 @@ catches one family::
     │                                              a processor broke the Processor/Outbox rules
     ├── RestartableError(DagError, RuntimeError)   raised by a processor: restart the job from the last snapshot
     └── JobFailedError(DagError, RuntimeError)     a job failed while running
+        └── CancellationError(JobFailedError)      the job was cancelled (Jet's CancellationException)
 
 This module imports nothing of ours, so every package may import it without a cycle.
 """
@@ -23,6 +24,7 @@ __all__ = [
     "ProcessorContractError",
     "RestartableError",
     "JobFailedError",
+    "CancellationError",
 ]
 
 
@@ -125,3 +127,14 @@ def _rebuild_job_failed(message, job_name, vertex, processor_index, exc_type, ex
         exc_message=exc_message,
         user_traceback=user_traceback,
     )
+
+
+class CancellationError(JobFailedError):
+    """The job was cancelled (``job.cancel()``); ``join()`` raises it and the job ends ``FAILED``."""
+
+    def __reduce__(self):
+        return (_rebuild_cancellation, (str(self), self.job_name))
+
+
+def _rebuild_cancellation(message, job_name):
+    return CancellationError(message, job_name=job_name, exc_type="CancellationException", exc_message="cancelled")

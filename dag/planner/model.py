@@ -174,12 +174,16 @@ class PhysicalPlan:
     edges: list[EdgePlan]
     stages: list[StagePlan]
     options: dict[str, bool]
+    pipelined: Any = None   # the runtime's pipelined layout (has .explain()) when the job runs PIPELINED
 
     def stage_of(self, vertex: str) -> StagePlan:
         return self.stages[self.vertices[vertex].stage]
 
     def explain(self) -> str:
-        """Every stage with its vertices and parallelism, and the Spark operation each edge became."""
+        """Every stage with its vertices and parallelism, and the Spark operation each edge became; for a
+        PIPELINED job, which processors share a task and which edges are in-memory queues or TCP links."""
+        if self.pipelined is not None:
+            return self.pipelined.explain()
         from dag.planner.explain import explain
 
         return explain(self)

@@ -125,11 +125,12 @@ class PlanRun:
                 vt.broadcasts.append(self._broadcast(ep))
         return vt
 
-    def _suppliers(self, vp: VertexPlan) -> list[Any]:
+    def _suppliers(self, vp: VertexPlan, meta: Any = None) -> list[Any]:
+        """Each member's ``ProcessorSupplier`` of the vertex's meta supplier (or of ``meta``)."""
         from processors.context import Context
 
         members = self.plan.members
-        meta = self.dag.get_vertex(vp.name).meta_supplier
+        meta = meta or self.dag.get_vertex(vp.name).meta_supplier
         ctx = Context(vertex_name=vp.name, job_id=self.job_id, total_parallelism=vp.total_parallelism,
                       local_parallelism=vp.local_parallelism, member_count=members,
                       processing_guarantee=self.guarantee)

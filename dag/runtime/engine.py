@@ -18,7 +18,7 @@ import itertools
 import threading
 from typing import Any
 
-from dag.config import EngineConfig, JobConfig
+from dag.config import EngineConfig, ExecutionMode, JobConfig
 from dag.errors import DagError, DagValidationError
 from dag.planner import PhysicalPlan, plan_dag
 from dag.runtime.driver_collections import DriverCollections
@@ -112,10 +112,30 @@ class Engine:
         return self._collections.get("list", name)
 
     # ------------------------------------------------------------------ planning and jobs
-    def plan(self, dag: Any) -> PhysicalPlan:
-        """The physical plan ``dag`` (a DAG or a pipeline) would run with (``.explain()``, ``.to_dot()``);
-        validates the DAG."""
-        return plan_dag(as_dag(dag), self._config, self._members, self._default_parallelism)
+    def plan(self, dag: Any, config: JobConfig | None = None) -> PhysicalPlan:
+        """The physical plan ``dag`` (a DAG or a pipeline) would run with under ``config`` (``.explain()``,
+        ``.to_dot()``); validates the DAG. A PIPELINED job's plan explains its tasks and links."""
+        dag = as_dag(dag)
+        if self.execution_mode(dag, config) is ExecutionMode.PIPELINED:
+            from dag.runtime.pipelined.coordinator import PipelinedRun
+
+            return PipelinedRun.layout_for(self, dag)[0]
+        return plan_dag(dag, self._config, self._members, self._default_parallelism)
+
+    def execution_mode(self, dag: Any, config: JobConfig | None = None) -> ExecutionMode:
+        """How ``dag`` runs under ``config``: its ``execution_mode``, else PIPELINED iff the DAG has a stream
+        source. A stream source given STAGED explicitly is refused (a staged job would never end)."""
+        from processors.stream_sources import is_stream_source
+
+        streams = [v.name for v in as_dag(dag) if is_stream_source(v.meta_supplier)]
+        mode = config.execution_mode if config is not None else None
+        if mode is None:
+            return ExecutionMode.PIPELINED if streams else ExecutionMode.STAGED
+        if mode is ExecutionMode.STAGED and streams:
+            raise DagValidationError(
+                f"vertex '{streams[0]}' is a stream source, which never ends, so the DAG cannot run with "
+                "execution_mode=STAGED; use JobConfig(execution_mode=ExecutionMode.PIPELINED) (or leave it None)")
+        return mode
 
     def new_job(self, dag: Any, config: JobConfig | None = None) -> Job:
         """Plan ``dag`` (a DAG, or a pipeline: anything with ``to_dag()``) and start it asynchronously;
@@ -133,8 +153,7 @@ class Engine:
             raise DagError(DEAD_JVM)
         config = config or JobConfig()
         dag = as_dag(dag)
-        plan = self.plan(dag)
-        _refuse_stream_sources(dag)
+        plan = self.plan(dag, config)
         if self._ship_user_modules:
             from dag.runtime.session import register_user_modules
 
@@ -205,16 +224,3 @@ class Engine:
     def __repr__(self) -> str:
         return (f"Engine(master={self._master!r}, members={self._members}, "
                 f"default_local_parallelism={self._default_parallelism})")
-
-
-def _refuse_stream_sources(dag: Any) -> None:
-    """The staged runtime runs bounded DAGs only: a DAG with a stream source would never end."""
-    from processors.stream_sources import is_stream_source
-
-    streams = [v.name for v in getattr(dag, "vertices", ()) if is_stream_source(v.meta_supplier)]
-    if streams:
-        raise DagValidationError(
-            f"vertex '{streams[0]}' is a stream source (unbounded), and this engine runs it on the STAGED runtime, "
-            "which runs bounded DAGs only (a stage starts after its inputs are done, so the job would never end); "
-            "run it with JobConfig(execution_mode=ExecutionMode.PIPELINED), or use a batch source"
-        )

@@ -14,7 +14,7 @@ import time
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from dag.errors import DagError, JobFailedError
+from dag.errors import CancellationError, DagError, JobFailedError
 from dag.runtime.failures import decode_failure, summarize_spark_error
 from dag.runtime.metrics import JobMetrics, MetricsParam
 
@@ -67,6 +67,8 @@ class Job:
         self._channel: Any = None
         self._user_failed = False
         self._thread = threading.Thread(target=self._main, name=f"jetspark-job-{job_id}", daemon=True)
+        self._pipelined_run: Any = None
+        self._pipelined_stop = threading.Event()
 
     # ------------------------------------------------------------------ public API
     @property
@@ -107,11 +109,15 @@ class Job:
             raise self._error
 
     def cancel(self) -> None:
-        """Cancel the job: its running Spark jobs are cancelled and it ends FAILED."""
+        """Cancel the job: its running Spark jobs are cancelled and it ends FAILED (``join`` raises
+        ``CancellationError``)."""
         with self._lock:
             if self._status.is_terminal or self._cancelled:
                 return
             self._cancelled = True
+        if self._plan.pipelined is not None:  # the coordinator stops the tasks, then cancels Spark if need be
+            self._pipelined_stop.set()
+            return
         sc = self._engine.spark.sparkContext
 
         def keep_cancelling() -> None:  # a Spark job submitted just after a cancel must not escape it
@@ -126,7 +132,10 @@ class Job:
 
     def metrics(self) -> JobMetrics:
         """``receivedCount`` per inbound and ``emittedCount`` per outbound ordinal, per vertex and processor
-        (complete once the job finished; a running job shows the tasks finished so far)."""
+        (complete once the job finished; a running staged job shows the tasks finished so far, a pipelined
+        job its live counts, refreshed every fraction of a second)."""
+        if self._pipelined_run is not None:
+            return JobMetrics(self._pipelined_run.metrics())
         return JobMetrics(dict(self._accumulator.value) if self._accumulator is not None else {})
 
     def __repr__(self) -> str:
@@ -139,7 +148,7 @@ class Job:
     def _main(self) -> None:
         error: BaseException | None = None
         try:
-            error = self._execute()
+            error = self._execute_pipelined() if self._plan.pipelined is not None else self._execute()
         except BaseException as exc:  # noqa: BLE001 - join() must always return
             error = exc
         finally:
@@ -199,9 +208,50 @@ class Job:
         if self._user_failed:
             return
         self._user_failed = True
+        self._pipelined_stop.set()
         sc = self._engine.spark.sparkContext
         threading.Thread(target=sc.cancelJobGroup, args=(self.group_id,), name=f"jetspark-fail-{self._id}",
                          daemon=True).start()
+
+    def _execute_pipelined(self) -> BaseException | None:
+        """Run the job on the pipelined runtime (``dag/runtime/pipelined``); like :meth:`_execute`."""
+        from dag.runtime.driver_topics import register_collection_topics
+        from dag.runtime.jobchannel import JobChannel
+        from dag.runtime.pipelined.coordinator import PipelinedRun
+        from dag.runtime.progress import ProgressDisplay
+
+        sc = self._engine.spark.sparkContext
+        error: BaseException | None = None
+        run = None
+        progress = None
+        self._channel = JobChannel(sc.master, sc.getConf().get("spark.driver.host"), self._on_task_failure)
+        register_collection_topics(self._channel, self._engine._collections)  # noqa: SLF001
+        try:
+            self._status = JobStatus.STARTING
+            sc.setJobGroup(self.group_id, f"jetspark job '{self._name}' (pipelined)", interruptOnCancel=True)
+            run = PipelinedRun(self._engine, self._dag, self, self._plan, self._channel, self._pipelined_stop)
+            self._pipelined_run = run
+            if self._engine.config.progress:
+                progress = ProgressDisplay(sc, self, lines=run.progress_lines)
+                progress.start()
+            self._status = JobStatus.RUNNING
+            run.run()
+        except BaseException as exc:  # noqa: BLE001 - reported through join()
+            error = exc
+            sc.cancelJobGroup(self.group_id)
+            await_tasks_gone(sc, self.group_id)
+        finally:
+            if progress is not None:
+                progress.stop()
+        self._status = JobStatus.COMPLETING
+        if run is not None:
+            try:
+                run.close(error)
+            except BaseException as exc:  # noqa: BLE001
+                error = error or exc
+        if self._cancelled and error is None:
+            error = CancellationError(f"Job '{self._name}' was cancelled", job_name=self._name)
+        return error
 
     def _describe(self, what: str) -> None:
         """Name the next Spark job after the vertices it runs; stop here if the job was cancelled."""
@@ -226,8 +276,8 @@ class Job:
 
     def _translate(self, error: BaseException) -> BaseException:
         if self._cancelled:
-            return JobFailedError(f"Job '{self._name}' was cancelled", job_name=self._name,
-                                  exc_type="CancellationException", exc_message="cancelled")
+            return CancellationError(f"Job '{self._name}' was cancelled", job_name=self._name,
+                                     exc_type="CancellationException", exc_message="cancelled")
         from dag.runtime.jvm import DEAD_JVM, is_dead_jvm_error
 
         if is_dead_jvm_error(error):

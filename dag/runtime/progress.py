@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from typing import Any, TextIO
+from typing import Any, Callable, TextIO
 
 __all__ = ["ProgressDisplay"]
 
@@ -20,8 +20,11 @@ __all__ = ["ProgressDisplay"]
 class ProgressDisplay:
     """Polls Spark's status tracker for one job and prints per-stage progress."""
 
-    def __init__(self, sc: Any, job: Any, stream: TextIO | None = None, interval: float = 0.5):
+    def __init__(self, sc: Any, job: Any, stream: TextIO | None = None, interval: float = 0.5,
+                 lines: Callable[[], list[str]] | None = None):
         self._sc, self._job, self._stream, self._interval = sc, job, stream or sys.stderr, interval
+        if lines is not None:  # a pipelined job shows items/s per vertex instead of Spark stages
+            self.lines = lines  # type: ignore[method-assign]
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name=f"jetspark-progress-{job.id}", daemon=True)
         self._last = ""

@@ -8,7 +8,9 @@ A sender turns the batches a processor emitted to one outbound ordinal into the 
 - ``(member, batch)`` for broadcast edges (collected on the driver).
 
 Items travel in lists: Spark pays per record, so batching keeps its per-item overhead low. Routes follow
-``dag.planner.model.Route``; round-robin spreads a batch over the candidates with slices (``batch[i::n]``).
+``dag.planner.model.Route``, implemented once by :class:`Router` (shared with the pipelined runtime, which sends
+each routed list to the target processor's queue); round-robin spreads a batch over the candidates with slices
+(``batch[i::n]``).
 Pre-aggregating senders (``PreAggregation``) keep one accumulator per key for the whole partition and emit
 ``(key, acc)`` entries at the end.
 """
@@ -24,7 +26,7 @@ from dag.errors import DagValidationError
 from dag.planner.model import EdgeOp, EdgePlan, Route
 from edges.partitioner import Partitioner
 
-__all__ = ["SenderSpec", "sender_spec", "send"]
+__all__ = ["SenderSpec", "sender_spec", "send", "Router", "candidates"]
 
 
 @dataclass
@@ -95,73 +97,89 @@ def send(spec: SenderSpec, g: int, batches: Iterable[list], counts: dict | None 
         return ((o, batch) for batch in batches)
     if spec.pre_mode is not None:
         return _pre_aggregated(spec, g, batches, counts)
-    route = spec.route
-    if route is Route.SAME:
-        o = spec.dest_ordinal
-        return ((g, (o, batch)) for batch in batches)
-    if route is Route.FANOUT:
-        return _fanout(spec, batches)
-    if route in (Route.UNICAST_MEMBER, Route.UNICAST_ALL, Route.ISOLATED):
-        return _round_robin(spec, _candidates(spec, g), batches, start=g)
-    return _partitioned(spec, g, batches)
+    o = spec.dest_ordinal
+    route = Router(spec, g).route
+    return ((t, (o, items)) for batch in batches for t, items in route(batch))
 
 
-def _candidates(spec: SenderSpec, g: int) -> list[int]:
+def candidates(spec: SenderSpec, g: int) -> list[int]:
+    """Every destination processor sender ``g`` may send to on the edge (in a pipelined job each of them gets
+    the sender's watermarks and its end-of-stream mark, and has one input queue for the sender)."""
     ls, ld = spec.ls, spec.ld
     m, p = divmod(g, ls)
-    if spec.route is Route.UNICAST_ALL:
+    route = spec.route
+    if route is Route.SAME:
+        return [g]
+    if route in (Route.UNICAST_ALL, Route.FANOUT, Route.BROADCAST_ALL):
         return list(range(ld * spec.members))
-    if spec.route is Route.UNICAST_MEMBER:
+    if route in (Route.UNICAST_MEMBER, Route.BROADCAST_MEMBER):
         return list(range(m * ld, m * ld + ld))
-    return [m * ld + i for i in range(ld) if i % ls == p % ld]  # Jet's isolated rule
-
-
-def _round_robin(spec: SenderSpec, candidates: list[int], batches: Iterable[list], start: int = 0) -> Iterator[Any]:
-    """Deal the items over ``candidates`` one by one, as Jet's unicast does; senders start at different candidates
-    (``start``, the sender's index) so that a few small senders do not all feed the first candidate."""
-    o, n, turn = spec.dest_ordinal, len(candidates), start
-    for batch in batches:
-        if n == 1:
-            yield candidates[0], (o, batch)
-            continue
-        for i in range(min(n, len(batch))):
-            yield candidates[(turn + i) % n], (o, batch[i::n])
-        turn += len(batch)
-
-
-def _fanout(spec: SenderSpec, batches: Iterable[list]) -> Iterator[Any]:
-    o, ld, turn = spec.dest_ordinal, spec.ld, 0
-    for batch in batches:
-        for k in range(spec.members):
-            yield k * ld + turn % ld, (o, batch)
-        turn += 1
-
-
-def _target_base(spec: SenderSpec, g: int) -> tuple[int, int]:
-    """``(base, modulus)``: partition p goes to processor ``base + p % modulus``."""
-    if spec.route is Route.PARTITIONED_ALL:
-        return 0, spec.ld * spec.members
-    if spec.route is Route.PARTITIONED_MEMBER:
-        return spec.member * spec.ld, spec.ld  # type: ignore[operator]
-    return (g // spec.ls) * spec.ld, spec.ld
-
-
-def _partitioned(spec: SenderSpec, g: int, batches: Iterable[list]) -> Iterator[Any]:
-    o = spec.dest_ordinal
+    if route is Route.ISOLATED:
+        return [m * ld + i for i in range(ld) if i % ls == p % ld]  # Jet's isolated rule
     base, mod = _target_base(spec, g)
     if spec.fixed_partition is not None:
-        target = base + spec.fixed_partition % mod
-        for batch in batches:
-            yield target, (o, batch)
-        return
-    key_fn, get_partition, pc = spec.key_fn, spec.partitioner.get_partition, spec.partition_count
-    if mod == 1:  # one target: the keys only need checking, as Jet extracts them on every partitioned edge
-        for batch in batches:
-            if None in map(key_fn, batch):
-                raise null_key_error(spec.edge_name, next(x for x in batch if key_fn(x) is None))
-            yield base, (o, batch)
-        return
-    for batch in batches:
+        return [base + spec.fixed_partition % mod]
+    return list(range(base, base + mod))
+
+
+class Router:
+    """Where sender ``g``'s items go on one edge: ``route(batch) -> [(target processor, items)]``.
+
+    Stateful (round-robin position), so a pipelined sender keeps one per edge; ``candidates`` lists every
+    possible target. Unicast deals the items over the candidates one by one, as Jet does, senders starting at
+    different candidates (their index) so that a few small senders do not all feed the first one; fanout sends
+    a copy to every member, round-robin within it; broadcast a copy to every candidate.
+
+    >>> spec = SenderSpec(EdgeOp.PARTITION_BY, Route.UNICAST_ALL, 0, ls=1, ld=2, members=1, partition_count=271,
+    ...                   queue_size=1024)
+    >>> Router(spec, 0).route([1, 2, 3])
+    [(0, [1, 3]), (1, [2])]
+    """
+
+    __slots__ = ("spec", "g", "candidates", "turn", "route")
+
+    def __init__(self, spec: SenderSpec, g: int):
+        self.spec, self.g = spec, g
+        self.candidates = candidates(spec, g)
+        route = spec.route
+        self.turn = 0 if route is Route.FANOUT else g
+        if route is Route.SAME or (len(self.candidates) == 1 and route is not Route.FANOUT and spec.key_fn is None):
+            only = self.candidates[0]
+            self.route = lambda batch: [(only, batch)]
+        elif len(self.candidates) == 1 and spec.key_fn is not None:
+            self.route = self._checked_single
+        elif route in (Route.BROADCAST_ALL, Route.BROADCAST_MEMBER):
+            every = self.candidates
+            self.route = lambda batch: [(t, batch) for t in every]
+        elif route is Route.FANOUT:
+            self.route = self._fanout
+        elif route in (Route.UNICAST_MEMBER, Route.UNICAST_ALL, Route.ISOLATED):
+            self.route = self._round_robin
+        else:
+            self.route = self._partitioned
+
+    def _round_robin(self, batch: list) -> list[tuple[int, list]]:
+        cands, turn = self.candidates, self.turn
+        n = len(cands)
+        self.turn = turn + len(batch)
+        return [(cands[(turn + i) % n], batch[i::n]) for i in range(min(n, len(batch)))]
+
+    def _fanout(self, batch: list) -> list[tuple[int, list]]:
+        spec, turn = self.spec, self.turn
+        self.turn = turn + 1
+        return [(k * spec.ld + turn % spec.ld, batch) for k in range(spec.members)]
+
+    def _checked_single(self, batch: list) -> list[tuple[int, list]]:
+        """One target: the keys only need checking, as Jet extracts them on every partitioned edge."""
+        key_fn = self.spec.key_fn
+        if None in map(key_fn, batch):
+            raise null_key_error(self.spec.edge_name, next(x for x in batch if key_fn(x) is None))
+        return [(self.candidates[0], batch)]
+
+    def _partitioned(self, batch: list) -> list[tuple[int, list]]:
+        spec = self.spec
+        base, mod = _target_base(spec, self.g)
+        key_fn, get_partition, pc = spec.key_fn, spec.partitioner.get_partition, spec.partition_count
         buckets: dict[int, list] = {}
         for item in batch:
             key = key_fn(item)
@@ -173,8 +191,18 @@ def _partitioned(spec: SenderSpec, g: int, batches: Iterable[list]) -> Iterator[
                 buckets[t] = [item]
             else:
                 bucket.append(item)
-        for t, bucket in buckets.items():
-            yield t, (o, bucket)
+        return list(buckets.items())
+
+
+def _target_base(spec: SenderSpec, g: int) -> tuple[int, int]:
+    """``(base, modulus)``: partition p goes to processor ``base + p % modulus``."""
+    if spec.route is Route.PARTITIONED_ALL:
+        return 0, spec.ld * spec.members
+    if spec.route is Route.PARTITIONED_MEMBER:
+        return spec.member * spec.ld, spec.ld  # type: ignore[operator]
+    return (g // spec.ls) * spec.ld, spec.ld
+
+
 
 
 def _accumulate_into(acc: dict, spec: SenderSpec, batches: Iterable[list], counts: dict | None) -> None:

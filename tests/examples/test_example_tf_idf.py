@@ -84,6 +84,21 @@ def test_tf_idf_when_sample_then_index_equals_reference(sample_index: dict, refe
 
 
 @pytest.mark.spark
+def test_tf_idf_when_pipelined_then_index_equals_staged_index(sample_index: dict, engine) -> None:
+    from dag import ExecutionMode
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "runtime"))
+    from modes import ModeEngine
+
+    pipelined = tf_idf.build_index(ModeEngine(engine, ExecutionMode.PIPELINED), tf_idf.BOOKS, tf_idf.STOPWORDS)
+    assert pipelined.keys() == sample_index.keys()
+    for word, postings in sample_index.items():
+        got, expected = sorted(pipelined[word]), sorted(postings)
+        assert [doc for doc, _ in got] == [doc for doc, _ in expected], word
+        assert all(math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12) for (_, a), (_, b) in zip(got, expected)), word
+
+
+@pytest.mark.spark
 @pytest.mark.parametrize("phrase", ["the man in the black suit murdered the king", "Madame Defarge", "father",
                                     "old man", "zzz unknown", "the of and"])
 def test_search_when_sample_index_then_equals_reference_search(

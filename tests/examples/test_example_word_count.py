@@ -69,6 +69,17 @@ def test_word_count_when_sample_then_equals_reference(engine) -> None:
 
 
 @pytest.mark.spark
+def test_word_count_when_pipelined_then_same_result_as_reference(engine) -> None:
+    from dag import ExecutionMode
+
+    sys.path.insert(0, str(HERE.parent / "runtime"))
+    from modes import ModeEngine
+
+    counts = word_count.count_words(ModeEngine(engine, ExecutionMode.PIPELINED), word_count.BOOKS)
+    assert counts == dict(reference.word_counts(word_count.BOOKS))
+
+
+@pytest.mark.spark
 def test_word_count_when_run_twice_then_same_result(engine, tmp_path: Path) -> None:
     books = tmp_path / "books"
     books.mkdir()

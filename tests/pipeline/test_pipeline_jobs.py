@@ -136,6 +136,12 @@ def test_rolling_aggregate_when_keyed_then_current_result_per_item(engine) -> No
     assert [r for r in results if r[0] == "y"] == [("y", 1)]
 
 
+def test_rolling_aggregate_when_unkeyed_then_running_result_in_one_processor(engine) -> None:
+    p = Pipeline.create()
+    p.read_from(TestSources.items(1, 2, 3, 4)).rolling_aggregate(summing()).write_to(Sinks.list("out"))
+    assert _run(engine, p) == [1, 3, 6, 10]
+
+
 def test_hash_join_when_left_item_has_no_match_then_joined_with_none(engine) -> None:
     engine.get_map("names").clear()
     engine.get_map("names").update({1: "one", 2: "two"})
@@ -166,13 +172,6 @@ def test_peek_custom_transform_and_logger_when_run_then_items_pass_through_the_p
         verify_processor(p.to_dag().get_vertex("times-ten").supplier).disable_snapshots().input([1, 2]) \
             .expect_output([10, 20])
     assert {r.getMessage() for r in caplog.records} >= {"Output to ordinal 0: 10", "Output to ordinal 0: 20"}
-
-
-def test_logger_sink_when_run_then_job_completes(engine) -> None:
-    p = Pipeline.create()
-    p.read_from(TestSources.items(1, 2)).write_to(Sinks.logger(lambda x: f"got {x}"))
-    engine.new_job(p).join(timeout=300)
-    assert p.to_dag().get_vertex("loggerSink").meta_supplier.preferred_local_parallelism() == 1
 
 
 def test_file_noop_and_processor_sinks_when_run_then_each_receives(engine, tmp_path: Path) -> None:
@@ -206,3 +205,15 @@ def test_aggregate_when_to_list_over_items_then_all_items(engine) -> None:
     p = Pipeline.create()
     p.read_from(TestSources.items(3, 1, 2)).aggregate(to_list()).map(sorted).write_to(Sinks.list("out"))
     assert _run(engine, p) == [[1, 2, 3]]
+
+
+def test_peek_and_logger_sink_when_run_then_their_records_reach_the_driver(engine, caplog) -> None:
+    p = Pipeline.create()
+    (p.read_from(TestSources.items(1, 2)).map(lambda x: x * 10).set_name("times-ten").peek()
+     .write_to(Sinks.logger(lambda x: f"got {x}")))
+    with caplog.at_level(logging.INFO, logger="jetspark"):
+        engine.new_job(p).join(timeout=300)
+    peeked = sorted(r.getMessage() for r in caplog.records if r.name.startswith("jetspark.times-ten#"))
+    assert peeked == ["Output to ordinal 0: 10", "Output to ordinal 0: 20"]
+    logged = sorted(r.getMessage() for r in caplog.records if r.name.startswith("jetspark.loggerSink#"))
+    assert logged == ["got 10", "got 20"]

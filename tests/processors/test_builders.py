@@ -587,8 +587,8 @@ def test_timestamped_source_when_idle_timeout_not_int_then_clear_error():
 
 @pytest.mark.spark
 @pytest.mark.timeout(300)
-def test_stream_source_when_staged_engine_then_new_job_refuses_naming_vertex_and_pipelined(engine):
-    from dag import DAG
+def test_stream_source_when_staged_mode_then_new_job_refuses_naming_vertex_and_pipelined(engine):
+    from dag import DAG, ExecutionMode, JobConfig
     from edges import between
     from processors import write_list_p
 
@@ -596,7 +596,7 @@ def test_stream_source_when_staged_engine_then_new_job_refuses_naming_vertex_and
     dag = DAG()
     dag.edge(between(dag.new_vertex(src.name, src), dag.new_vertex("sink", write_list_p("stream_never"))))
     with pytest.raises(DagValidationError) as info:
-        engine.new_job(dag)
+        engine.new_job(dag, JobConfig(execution_mode=ExecutionMode.STAGED))
     assert "vertex 'ticks' is a stream source" in str(info.value) and "PIPELINED" in str(info.value)
 
 

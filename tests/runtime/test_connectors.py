@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import uuid
 
 import pytest
 
@@ -77,10 +78,11 @@ def test_distributed_source_create_fn_sees_each_global_index_once(engine):
 
 def test_distributed_source_preference_is_capped_by_default_parallelism_unless_vertex_sets_it(engine):
     src = SourceBuilder.batch("numbers", lambda ctx: Range(ctx, 90)).fill_buffer_fn(fill_range).distributed(3).build()
-    run(engine, pipeline(src, write_list_p("capped"), source_name=src.name))  # Jet: min(preferred 3, default 2)
-    assert {(index, total) for index, total, _ in result(engine, "capped")} == {(0, 2), (1, 2)}
-    run(engine, pipeline(src, write_list_p("three"), source_name=src.name, local_parallelism=3))
-    items = result(engine, "three")
+    capped, three = f"capped-{uuid.uuid4().hex}", f"three-{uuid.uuid4().hex}"  # the engine is shared: own lists
+    run(engine, pipeline(src, write_list_p(capped), source_name=src.name))  # Jet: min(preferred 3, default 2)
+    assert {(index, total) for index, total, _ in result(engine, capped)} == {(0, 2), (1, 2)}
+    run(engine, pipeline(src, write_list_p(three), source_name=src.name, local_parallelism=3))
+    items = result(engine, three)
     assert {(index, total) for index, total, _ in items} == {(0, 3), (1, 3), (2, 3)}
     assert sorted(n for _, _, n in items) == list(range(90))
 

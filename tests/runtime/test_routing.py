@@ -10,9 +10,16 @@ import pytest
 
 from dag import DAG, Engine, EngineConfig
 from edges import Partitioner, between, from_
+from modes import MODES, ModeEngine
 from processors import AbstractProcessor, traverse_iterable, write_list_p
 
 pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module", params=MODES, ids=lambda m: m.value)
+def engine(request, engine):
+    """The shared engine, every job run in STAGED and again in PIPELINED mode (same expected results)."""
+    return ModeEngine(engine, request.param)
 
 
 class Emit(AbstractProcessor):
@@ -61,7 +68,7 @@ def run_routing(engine, per_processor, up_lp, down_lp, configure, down_inputs=No
 @pytest.fixture(scope="module")
 def two_members(engine):
     """An engine with members=2 borrowing the shared session."""
-    return Engine(EngineConfig(members=2), spark=engine.spark)
+    return ModeEngine(Engine(EngineConfig(members=2), spark=engine.spark), engine.mode)
 
 
 def all_items(per_processor):

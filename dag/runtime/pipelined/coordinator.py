@@ -1,0 +1,197 @@
+"""The job coordinator of a pipelined job (driver side): Jet's master, on Spark.
+
+:class:`PipelinedRun` plans the job (the staged planner without pre-aggregation or accumulate fusion, then
+:func:`~dag.runtime.pipelined.layout.make_layout`), creates the processor suppliers on the driver (as the
+staged runtime does; driver-side collections through their ``live_supplier()``), waits for free slots and runs
+the one barrier stage ``sc.parallelize(range(T), T).barrier().mapPartitions`` whose tasks run
+:class:`~dag.runtime.pipelined.worker.Worker`. The job's :class:`~dag.runtime.jobchannel.JobChannel` (per-job
+secret; failures as JSON records, the driver-side collection topics) also serves:
+
+- ``jetspark.status`` (request, every task every ``POLL_SECONDS``): live metrics in; reply ``{"stop": bool}``,
+  True once the job is cancelled or failed, so every task stops within a poll;
+- ``jetspark.done``: a task's final metrics.
+
+A task that fails reports the failure record on the channel (``failures.encode_failure``) and raises; the
+job's failure hook sets the stop flag and cancels the Spark job group, and ``Job`` turns the record into the
+``JobFailedError`` (never from error text).
+
+A watchdog thread escalates: :data:`STOP_GRACE` seconds after a stop was requested it cancels the Spark job
+group, so a task stuck in user code cannot hold the job. ``run()`` returns only when the stage ended, that is
+when every task released its slot.
+
+Hooks for restart (issue 12): ``run()`` is one attempt; a restarting coordinator calls ``_run_stage`` again with
+the same channel after a failure it deems restartable.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any
+
+from dag.errors import JobFailedError
+from dag.planner.model import VertexKind
+from dag.runtime.build import PlanRun
+from dag.runtime.pipelined.layout import Layout, make_layout
+from dag.runtime.pipelined.worker import Worker, WorkerSpec
+
+__all__ = ["PipelinedRun", "StageFunction", "SLOT_WAIT_SECONDS", "STOP_GRACE", "free_slots", "task_count"]
+
+SLOT_WAIT_SECONDS = 30.0
+"""How long ``new_job`` waits for enough free Spark slots before refusing a pipelined job."""
+STOP_GRACE = 5.0
+"""Seconds the tasks have to stop by themselves before the coordinator cancels the Spark job group."""
+_log = logging.getLogger("jetspark.pipelined")
+
+
+def task_count(total_slots: int, members: int) -> int:
+    """Tasks of a job: as many slots as the cluster has, a multiple of ``members`` (at least one per member)."""
+    return max(1, total_slots // members) * members
+
+
+def free_slots(sc: Any) -> int:
+    """Spark task slots not used by running tasks right now."""
+    tracker = sc.statusTracker()
+    busy = 0
+    for stage_id in tracker.getActiveStageIds():
+        info = tracker.getStageInfo(stage_id)
+        if info is not None:
+            busy += info.numActiveTasks
+    return sc.defaultParallelism - busy
+
+
+class StageFunction:
+    """The barrier stage's partition function: run the worker of this task (picklable)."""
+
+    def __init__(self, spec: WorkerSpec):
+        self.spec = spec
+
+    def __call__(self, iterator: Any) -> Any:
+        from pyspark import BarrierTaskContext
+
+        for _ in iterator:
+            pass
+        barrier = BarrierTaskContext.get()
+        return [Worker(self.spec)(barrier.partitionId(), barrier)]
+
+
+class PipelinedRun:
+    """One execution of a DAG in PIPELINED mode (see the module docstring)."""
+
+    def __init__(self, engine: Any, dag: Any, job: Any, plan: Any, channel: Any, stop: threading.Event):
+        self.engine, self.dag, self.job, self.plan = engine, dag, job, plan
+        self.layout: Layout = plan.pipelined
+        self.sc = engine.spark.sparkContext
+        self.channel = channel
+        self.task_metrics: dict[int, dict] = {}
+        self.stop_requested = stop
+        self.stage_done = threading.Event()
+        self._staged = PlanRun(self.sc, dag, plan, job_id=job.id, job_name=job.name,
+                               guarantee=job.config.processing_guarantee, accumulator=None,
+                               collections=engine._collections, describe=lambda what: None)  # noqa: SLF001
+
+    @staticmethod
+    def layout_for(engine: Any, dag: Any) -> tuple[Any, Layout]:
+        """The plan and layout ``dag`` runs with on ``engine`` (also for ``explain``)."""
+        from dag.planner import plan_dag
+
+        config = engine.config.model_copy(update={"pre_aggregate": False, "fuse_accumulate": False})
+        plan = plan_dag(dag, config, engine.members, engine.default_local_parallelism)
+        total = engine.spark.sparkContext.defaultParallelism
+        layout = make_layout(plan, task_count(total, engine.members))
+        plan.pipelined = layout
+        return plan, layout
+
+    # ------------------------------------------------------------------ channel handlers
+    def _status(self, body: Any) -> dict:
+        self.task_metrics[body["task"]] = body["metrics"]
+        return {"stop": self.stop_requested.is_set()}
+
+    def _done(self, body: Any) -> None:
+        self.task_metrics[body["task"]] = body["metrics"]
+
+    def progress_lines(self) -> list[str]:
+        """One progress line: items/s emitted (sinks: received) per vertex since the last call."""
+        from dag.runtime.metrics import EMITTED, RECEIVED
+
+        now, totals = time.monotonic(), {}
+        for (vertex, _, metric, _), n in self.metrics().items():
+            sink = not self.plan.vertices[vertex].outbound
+            if metric == (RECEIVED if sink else EMITTED):
+                totals[vertex] = totals.get(vertex, 0) + n
+        last_time, last = getattr(self, "_last_progress", (now, {}))
+        self._last_progress = (now, totals)
+        elapsed = max(now - last_time, 1e-3)
+        rates = ", ".join(f"{v} {(n - last.get(v, 0)) / elapsed:,.0f}/s" for v, n in totals.items())
+        return [f"[{self.job.name}] {rates}"] if rates else []
+
+    def metrics(self) -> dict:
+        merged: dict = {}
+        for counters in list(self.task_metrics.values()):
+            merged.update(counters)
+        return merged
+
+    # ------------------------------------------------------------------ running
+    def run(self) -> None:
+        """Run the job to its end (or until stopped); a failed stage raises Spark's error."""
+        self.channel.register("jetspark.status", self._status)
+        self.channel.register("jetspark.done", self._done)
+        spec = self._worker_spec()
+        self._wait_for_slots()
+        self._run_stage(spec)
+
+    def _worker_spec(self) -> WorkerSpec:
+        suppliers = {}
+        for vp in self.plan.vertices.values():
+            meta = self.dag.get_vertex(vp.name).meta_supplier
+            if vp.kind in (VertexKind.DRIVER_SOURCE, VertexKind.DRIVER_SINK):
+                meta = meta.live_supplier()
+            suppliers[vp.name] = self._staged._suppliers(vp, meta)  # noqa: SLF001
+        return WorkerSpec(
+            job_name=self.job.name, job_id=self.job.id, channel=self.channel.ref,
+            host="127.0.0.1" if self.engine._local else None,  # noqa: SLF001
+            layout=self.layout, suppliers=suppliers, guarantee=self.job.config.processing_guarantee,
+            max_watermark_retain_ms=_retain(self.job.config.max_watermark_retain_ms))
+
+    def _wait_for_slots(self) -> None:
+        needed = self.layout.tasks
+        deadline = time.monotonic() + SLOT_WAIT_SECONDS
+        while True:
+            free = free_slots(self.sc)
+            if free >= needed:
+                return
+            if self.stop_requested.is_set() or time.monotonic() >= deadline:
+                raise JobFailedError(
+                    f"Job '{self.job.name}' needs {needed} free Spark task slot(s) for its pipelined stage (one per "
+                    f"task, all at once), but only {free} of {self.sc.defaultParallelism} are free after waiting "
+                    f"{SLOT_WAIT_SECONDS:.0f} s; wait for other jobs to finish or give Spark more cores",
+                    job_name=self.job.name)
+            time.sleep(0.1)
+
+    def _run_stage(self, spec: WorkerSpec) -> None:
+        tasks = self.layout.tasks
+        watchdog = threading.Thread(target=self._watchdog, name=f"jetspark-watchdog-{self.job.id}", daemon=True)
+        watchdog.start()
+        try:
+            rdd = self.sc.parallelize(range(tasks), tasks).barrier().mapPartitions(StageFunction(spec))
+            rdd.setName(f"{self.job.name}: pipelined stage ({tasks} tasks)")
+            rdd.collect()
+        finally:
+            self.stage_done.set()
+            watchdog.join(STOP_GRACE + 5)
+
+    def _watchdog(self) -> None:
+        while not self.stage_done.is_set():
+            if self.stop_requested.wait(0.1):
+                if not self.stage_done.wait(STOP_GRACE):
+                    self.sc.cancelJobGroup(self.job.group_id)
+                return
+
+    def close(self, error: BaseException | None) -> None:
+        """Close the meta suppliers (always; the job closes its channel)."""
+        self._staged.close(error)
+
+
+def _retain(value: int | None) -> int | None:
+    return None if value is None or value < 0 else value

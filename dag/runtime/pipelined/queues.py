@@ -1,0 +1,124 @@
+"""Bounded queues between processors and the inbound side of an edge (pure Python).
+
+Every (sender processor, receiver processor, inbound ordinal) pair of an edge has one :class:`Queue`: a
+``deque`` of *entries*, each a list of items, a :class:`~processors.watermark.Watermark` or the end-of-stream
+mark :data:`DONE`. A queue is bounded by :data:`QUEUE_ENTRIES` entries (each list at most the edge's queue
+size, since an outbox bucket never holds more); a sender whose target queue is full keeps the entry pending
+and retries, and does not step its processor meanwhile: back-pressure from the slowest consumer to the source.
+``deque.append``/``popleft``/``len`` are atomic in CPython, so a queue is safe between one producer thread
+(the sender's scheduler or a link reader) and one consumer thread.
+
+:class:`InboundEdge` drains the queues of one inbound edge of a processor into its tasklet in turn, one entry
+per queue per round, coalescing the queues' watermarks (Jet's queue level, ``jet-streaming.md`` 7.1): a
+coalesced watermark ends the round, so the items that preceded it are processed first.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from typing import Any
+
+from processors.coalescer import WatermarkCoalescer
+from processors.watermark import Watermark
+
+__all__ = ["DONE", "QUEUE_ENTRIES", "Queue", "InboundEdge"]
+
+QUEUE_ENTRIES = 4
+"""Entries (lists of up to the edge's queue size items, watermarks, DONE) a queue holds before refusing."""
+
+
+class _Done:
+    """The end-of-stream mark (a singleton, also after pickling)."""
+
+    def __reduce__(self) -> str:
+        return "DONE"
+
+    def __repr__(self) -> str:
+        return "DONE"
+
+
+DONE = _Done()
+
+
+class Queue:
+    """One bounded queue (see the module docstring); ``wake`` is set whenever an entry arrives."""
+
+    __slots__ = ("entries", "wake")
+
+    def __init__(self, wake: threading.Event):
+        self.entries: deque = deque()
+        self.wake = wake
+
+    def offer(self, entry: Any) -> bool:
+        """Append ``entry`` unless the queue is full (DONE and watermarks are always taken: they are small)."""
+        entries = self.entries
+        if len(entries) >= QUEUE_ENTRIES and entry.__class__ is list:
+            return False
+        entries.append(entry)
+        self.wake.set()
+        return True
+
+    def has_room(self) -> bool:
+        return len(self.entries) < QUEUE_ENTRIES
+
+
+class InboundEdge:
+    """The queues of one inbound edge of a processor, one per sender, and their watermark coalescer."""
+
+    __slots__ = ("ordinal", "queues", "open", "coalescer", "turn")
+
+    def __init__(self, ordinal: int, queues: list[Queue], max_watermark_retain_ms: int | None):
+        self.ordinal = ordinal
+        self.queues = queues
+        self.open = list(range(len(queues)))
+        self.coalescer = WatermarkCoalescer(len(queues), max_watermark_retain_ms)
+        self.turn = 0
+
+    @property
+    def done(self) -> bool:
+        return not self.open
+
+    def drain_into(self, tasklet: Any) -> bool:
+        """Move at most one entry of each open queue into ``tasklet``; True if anything moved. Tells the tasklet
+        when the edge is done."""
+        coalescer, ordinal = self.coalescer, self.ordinal
+        n = len(self.open)
+        if not n:  # no sender at all (e.g. all-to-one elsewhere), or every sender is done
+            tasklet.edge_done(ordinal)
+            return False
+        moved = False
+        start = self.turn % n if n else 0
+        self.turn += 1
+        finished = []
+        for k in range(n):
+            i = self.open[(start + k) % n]
+            entries = self.queues[i].entries
+            if not entries:
+                continue
+            entry = entries.popleft()
+            moved = True
+            if entry.__class__ is list:
+                tasklet.add_batch(ordinal, entry)
+                coalescer.observe_event(i)
+                continue
+            if entry is DONE:
+                finished.append(i)
+                wm = coalescer.queue_done(i)
+            elif isinstance(entry, Watermark):
+                wm = coalescer.observe_wm(i, entry.timestamp)
+            else:
+                raise TypeError(f"unexpected entry in a queue: {entry!r:.100}")
+            if wm is not None:
+                tasklet.add_watermark(ordinal, wm)
+                break
+        for i in finished:
+            self.open.remove(i)
+        if not self.open:
+            tasklet.edge_done(ordinal)
+        elif not moved:
+            wm = coalescer.check_history()
+            if wm is not None:
+                tasklet.add_watermark(ordinal, wm)
+                moved = True
+        return moved

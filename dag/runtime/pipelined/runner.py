@@ -1,0 +1,325 @@
+"""The processors of one task: their tasklets, queues, senders, and the scheduler that runs them.
+
+:class:`ProcessorRunner` wraps one :class:`~processors.tasklet.ProcessorTasklet`: before a step it feeds the
+tasklet from its inbound edges (only the current priority group, only when the tasklet wants input); after a
+step it routes the output with the edge's :class:`~dag.runtime.senders.Router` (watermarks go to every candidate,
+in order with the items) and offers each entry to the target queue, a local :class:`Queue` or a TCP link. An
+entry that does not fit stays pending, and the tasklet is not stepped until every pending entry left: that is
+the back-pressure. When the tasklet is done the runner sends ``DONE`` to every candidate of every outbound edge.
+
+:class:`TaskRunners` builds the runners of task ``t`` and runs them: the cooperative ones round-robin in the
+task's thread, backing off (up to :data:`MAX_IDLE_WAIT`) on a wake-up event when a round made no progress;
+each non-cooperative one in a thread of its own. The first exception stops everything (``stop``); its origin
+(vertex, processor index) is kept for the report to the driver.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from typing import Any, Callable
+
+from dag.runtime.failures import mark_origin
+from dag.runtime.metrics import EMITTED, RECEIVED
+from dag.runtime.pipelined.links import Links
+from dag.runtime.pipelined.queues import DONE, InboundEdge, Queue
+from dag.runtime.senders import Router
+from processors.driver import back_off_seconds
+from processors.tasklet import NEEDS_INPUT, PROGRESS, ProcessorTasklet, close_processor
+from processors.watermark import Watermark
+
+__all__ = ["ProcessorRunner", "TaskRunners", "MAX_IDLE_WAIT"]
+
+MAX_IDLE_WAIT = 0.001
+"""The longest wait (seconds) of an idle cooperative scheduler before it looks again (an arriving entry wakes
+it at once)."""
+_log = logging.getLogger("jetspark.pipelined")
+
+
+class _Outbound:
+    """One outbound edge of a processor: routes lists, broadcasts watermarks and DONE to every candidate."""
+
+    __slots__ = ("route", "candidates", "deliver")
+
+    def __init__(self, router: Router, deliver: Callable[[int, Any], bool]):
+        self.route, self.candidates, self.deliver = router.route, router.candidates, deliver
+
+    def entries(self, items: list, out: deque) -> None:
+        start = 0
+        for i, item in enumerate(items):
+            if item.__class__ is Watermark:
+                if i > start:
+                    out.extend((self.deliver, t, part) for t, part in self.route(items[start:i]))
+                out.extend((self.deliver, t, item) for t in self.candidates)
+                start = i + 1
+        if start == 0:
+            out.extend((self.deliver, t, part) for t, part in self.route(items))
+        elif start < len(items):
+            out.extend((self.deliver, t, part) for t, part in self.route(items[start:]))
+
+
+class ProcessorRunner:
+    """One processor of the task (see the module docstring)."""
+
+    __slots__ = ("vertex", "g", "tasklet", "inbound", "outbound", "pending", "finished", "cooperative")
+
+    def __init__(self, vertex: str, g: int, tasklet: ProcessorTasklet, inbound: dict[int, InboundEdge],
+                 outbound: list[_Outbound], cooperative: bool):
+        self.vertex, self.g, self.tasklet = vertex, g, tasklet
+        self.inbound, self.outbound = inbound, outbound
+        self.pending: deque = deque()
+        self.finished = False
+        self.cooperative = cooperative
+
+    def run_once(self) -> bool:
+        """Flush, feed, step and route once; True when anything moved."""
+        progress = False
+        pending = self.pending
+        if pending:
+            progress = self._flush()
+            if pending:
+                return progress
+        if self.finished:
+            return progress
+        tasklet = self.tasklet
+        if tasklet.is_done:
+            for edge in self.outbound:
+                pending.extend((edge.deliver, t, DONE) for t in edge.candidates)
+            self.finished = True
+            self._flush()
+            return True
+        if tasklet.wants_input():
+            for o in tasklet.current_ordinals():
+                if self.inbound[o].drain_into(tasklet):
+                    progress = True
+        result = tasklet.step()
+        out = tasklet.take_output()
+        if out:
+            outbound = self.outbound
+            for o, items in out:
+                outbound[o].entries(items, pending)
+            self._flush()
+            return True
+        return progress or result == PROGRESS
+
+    def _flush(self) -> bool:
+        pending = self.pending
+        moved = False
+        while pending:
+            deliver, target, entry = pending[0]
+            if not deliver(target, entry):
+                return moved
+            pending.popleft()
+            moved = True
+        return moved
+
+    @property
+    def idle_stalls(self) -> int:
+        return self.tasklet.stalls
+
+
+class TaskRunners:
+    """All processors of task ``t`` of a pipelined job (see the module docstring)."""
+
+    def __init__(self, t: int, spec: Any, driver: Any, stop: threading.Event):
+        self.t, self.spec, self.stop = t, spec, stop
+        self.layout = layout = spec.layout
+        self.wake = threading.Event()
+        self.queues: dict[tuple, Queue] = {}
+        self.failure: BaseException | None = None
+        self.failure_origin: tuple[str, int] | None = None
+        self.runners: list[ProcessorRunner] = []
+        self.suppliers: list[tuple[str, Any]] = []
+        self.threads: list[threading.Thread] = []
+        self.links: Links | None = None
+        try:
+            mine = layout.processors_of(t)
+            cache: dict[tuple[str, int], dict] = {}
+            for name, g in mine:
+                vertex = layout.vertices[name]
+                try:
+                    processor = self._member_processors(vertex, g, cache, mine)[g]
+                    self.runners.append(self._runner(vertex, g, processor, driver))
+                except BaseException as exc:
+                    mark_origin(exc, name, g)
+                    raise
+            self.links = Links(t, spec.channel.secret, spec.host or _own_address(), self.queues.__getitem__,
+                               self._link_error, stop.is_set)
+        except BaseException as exc:
+            self.failure = exc
+            self.close()
+            raise
+
+    # ------------------------------------------------------------------ building
+    def _contexts(self, vertex: Any, g: int, driver: Any) -> tuple[Any, Any]:
+        from processors.context import Context
+
+        lp, members = vertex.local_parallelism, self.layout.members
+        common = dict(vertex_name=vertex.name, job_id=self.spec.job_id, total_parallelism=lp * members,
+                      local_parallelism=lp, member_index=g // lp, member_count=members,
+                      processing_guarantee=self.spec.guarantee, driver=driver)
+        return Context(**common), Context(global_processor_index=g, local_processor_index=g % lp, **common)
+
+    def _member_processors(self, vertex: Any, g: int, cache: dict, mine: list) -> dict:
+        """``{g: processor}`` for this task's processors of ``g``'s member (suppliers asked once per member)."""
+        lp = vertex.local_parallelism
+        m = g // lp
+        if (vertex.name, m) not in cache:
+            supplier = self.spec.suppliers[vertex.name][m]
+            supplier_ctx, _ = self._contexts(vertex, m * lp, None)
+            supplier.init(supplier_ctx)
+            self.suppliers.append((vertex.name, supplier))
+            processors = list(supplier.get(lp))
+            if len(processors) != lp:
+                raise ValueError(f"ProcessorSupplier of vertex '{vertex.name}' returned {len(processors)} processors "
+                                 f"for get({lp}); get(count) must return exactly count processors")
+            wanted = {h % lp for name, h in mine if name == vertex.name and h // lp == m}
+            for i, p in enumerate(processors):  # Jet closes every processor it created
+                if i not in wanted:
+                    close_processor(p, f"{type(p).__name__} of vertex '{vertex.name}'", None)
+            cache[(vertex.name, m)] = {m * lp + i: p for i, p in enumerate(processors) if i in wanted}
+        return cache[(vertex.name, m)]
+
+    def _runner(self, vertex: Any, g: int, processor: Any, driver: Any) -> ProcessorRunner:
+        layout, spec = self.layout, self.spec
+        _, ctx = self._contexts(vertex, g, driver)
+        tasklet = ProcessorTasklet(processor, ctx, inbound_priorities=vertex.priorities,
+                                   outbound_capacities=vertex.capacities, vertex_name=vertex.name, pipelined=True,
+                                   max_watermark_retain_ms=spec.max_watermark_retain_ms)
+        inbound = {}
+        for el in vertex.inbound:
+            source_p = layout.vertices[el.source].total_parallelism
+            queues = []
+            for gs in el.senders_to(g, source_p):
+                queue = self.queues[(vertex.name, g, el.dest_ordinal, gs)] = Queue(self.wake)
+                queues.append(queue)
+            inbound[el.dest_ordinal] = InboundEdge(el.dest_ordinal, queues, spec.max_watermark_retain_ms)
+        outbound = [_Outbound(Router(el.spec, g), self._deliverer(el, g)) for el in vertex.outbound]
+        cooperative = bool(getattr(processor, "is_cooperative", lambda: True)())
+        return ProcessorRunner(vertex.name, g, tasklet, inbound, outbound, cooperative)
+
+    def _deliverer(self, el: Any, gs: int) -> Callable[[int, Any], bool]:
+        layout, t, queues = self.layout, self.t, self.queues
+        dest, o = el.dest, el.dest_ordinal
+        local: dict[int, Queue] = {}
+
+        def deliver(gd: int, entry: Any) -> bool:
+            queue = local.get(gd)
+            if queue is not None:
+                return queue.offer(entry)
+            key = (dest, gd, o, gs)
+            u = layout.task_of(dest, gd)
+            if u == t:
+                local[gd] = queues[key]
+                return local[gd].offer(entry)
+            return self.links.offer(u, key, entry)  # type: ignore[union-attr]
+
+        return deliver
+
+    # ------------------------------------------------------------------ running
+    def run(self) -> None:
+        """Run every processor to the end (or until ``stop``); re-raise the first failure."""
+        cooperative = [r for r in self.runners if r.cooperative]
+        for r in self.runners:
+            if not r.cooperative:
+                thread = threading.Thread(target=self._guarded, args=([r],), daemon=True,
+                                          name=f"jetspark-{r.vertex}#{r.g}")
+                self.threads.append(thread)
+                thread.start()
+        self._guarded(cooperative)
+        for thread in self.threads:
+            while thread.is_alive() and not self.stop.is_set():
+                thread.join(0.05)
+        if self.failure is not None:
+            raise self.failure
+        links = self.links
+        if not self.stop.is_set() and links is not None:
+            links.finish()
+            links.wait_byes(len(links.writers), timeout=float("inf"))
+        if self.failure is not None:
+            raise self.failure
+
+    def _guarded(self, runners: list[ProcessorRunner]) -> None:
+        try:
+            self._schedule(runners)
+        except BaseException as exc:  # noqa: BLE001 - the first failure stops the task
+            if self.failure is None:
+                self.failure = exc
+                self.failure_origin = getattr(exc, "_jetspark_origin", None)
+            self.stop.set()
+            self.wake.set()
+
+    def _schedule(self, runners: list[ProcessorRunner]) -> None:
+        stop, wake = self.stop, self.wake
+        idle = 0
+        solo = len(runners) == 1 and not runners[0].cooperative
+        while not stop.is_set():
+            wake.clear()
+            progress = False
+            active = False
+            for r in runners:
+                if r.finished and not r.pending:
+                    continue
+                active = True
+                try:
+                    if r.run_once():
+                        progress = True
+                except BaseException as exc:
+                    mark_origin(exc, r.vertex, r.g)
+                    raise
+            if not active:
+                return
+            if progress:
+                idle = 0
+            elif solo:
+                wake.wait(back_off_seconds(max(1, runners[0].idle_stalls)))
+            else:
+                idle += 1
+                wake.wait(min(MAX_IDLE_WAIT, 1e-5 * (1 << min(idle, 10))))
+
+    def _link_error(self, text: str) -> None:
+        if self.failure is None and not self.stop.is_set():
+            self.failure = ConnectionError(text)
+        self.stop.set()
+        self.wake.set()
+
+    # ------------------------------------------------------------------ results and cleanup
+    def metrics(self) -> dict:
+        counters = {}
+        for r in self.runners:
+            m = r.tasklet.metrics
+            for o, n in list(m.received.items()):
+                counters[(r.vertex, r.g, RECEIVED, o)] = n
+            for o, n in list(m.emitted.items()):
+                counters[(r.vertex, r.g, EMITTED, o)] = n
+        return counters
+
+    def close(self) -> None:
+        """Close processors, suppliers and links; join threads (bounded). Never raises over a failure."""
+        self.stop.set()
+        self.wake.set()
+        for thread in self.threads:
+            thread.join(5)
+        failure = self.failure
+        for r in self.runners:
+            try:
+                r.tasklet.close(failure)
+            except Exception as exc:  # noqa: BLE001
+                if self.failure is None:
+                    self.failure, self.failure_origin = exc, (r.vertex, r.g)
+        for name, supplier in self.suppliers:
+            try:
+                supplier.close(failure)
+            except Exception as exc:  # noqa: BLE001
+                _log.warning("ProcessorSupplier.close() of vertex '%s' failed: %r", name, exc)
+        if self.links is not None:
+            self.links.close()
+
+
+def _own_address() -> str:
+    """This machine's address as other machines reach it (a task on a cluster listens on it)."""
+    import socket
+
+    return socket.gethostbyname(socket.gethostname())
+
