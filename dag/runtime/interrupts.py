@@ -38,8 +38,17 @@ class InterruptGuard:
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        self._restore()
+
+    def _restore(self) -> None:
         if self._previous is not None:
             signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
+
+    def release(self) -> None:
+        """Put the previous SIGINT handler back early (``KeyboardInterrupt`` if Ctrl-C was pressed meanwhile)."""
+        self._restore()
+        self.check()
 
     def install(self) -> None:
         """(Re)install the handler; call it after starting a SparkContext, which installs its own."""
