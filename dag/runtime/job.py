@@ -215,8 +215,11 @@ class Job:
             run.run()
         except BaseException as exc:  # noqa: BLE001 - reported through join()
             error = exc
-            sc.cancelJobGroup(self.group_id)
-            await_tasks_gone(sc, self.group_id)
+            try:
+                sc.cancelJobGroup(self.group_id)
+                await_tasks_gone(sc, self.group_id)
+            except Exception:  # noqa: BLE001 - the JVM died: no task of it runs any more
+                pass
         finally:
             if progress is not None:
                 progress.stop()
@@ -303,6 +306,13 @@ class Job:
         if self._cancelled:
             return CancellationError(f"Job '{self._name}' was cancelled", job_name=self._name,
                                      exc_type="CancellationException", exc_message="cancelled")
+        from dag.runtime.jvm import DEAD_JVM, is_dead_jvm_error
+
+        if is_dead_jvm_error(error):
+            failed = JobFailedError(f"Job '{self._name}' failed: {DEAD_JVM}", job_name=self._name,
+                                    exc_type=type(error).__name__, exc_message=DEAD_JVM)
+            failed.__cause__ = error
+            return failed
         decoded = decode_failure(error, self._name, self._channel)
         if decoded is not None:
             return decoded
