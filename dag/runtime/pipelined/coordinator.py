@@ -142,7 +142,11 @@ class PipelinedRun:
         self._run_stage(spec)
 
     def _worker_spec(self) -> WorkerSpec:
+        from dag.runtime.logforward import driver_level
+
         suppliers = {}
+        levels = {vp.name: [driver_level(f"jetspark.{vp.name}#{g}") for g in range(vp.total_parallelism)]
+                  for vp in self.plan.vertices.values()}
         for vp in self.plan.vertices.values():
             meta = self.dag.get_vertex(vp.name).meta_supplier
             if vp.kind in (VertexKind.DRIVER_SOURCE, VertexKind.DRIVER_SINK):
@@ -152,7 +156,7 @@ class PipelinedRun:
             job_name=self.job.name, job_id=self.job.id, channel=self.channel.ref,
             host="127.0.0.1" if self.engine._local else None,  # noqa: SLF001
             layout=self.layout, suppliers=suppliers, guarantee=self.job.config.processing_guarantee,
-            max_watermark_retain_ms=_retain(self.job.config.max_watermark_retain_ms))
+            max_watermark_retain_ms=_retain(self.job.config.max_watermark_retain_ms), log_levels=levels)
 
     def _wait_for_slots(self) -> None:
         needed = self.layout.tasks

@@ -285,6 +285,11 @@ class TaskRunners:
         self.wake.set()
 
     # ------------------------------------------------------------------ results and cleanup
+    def log_targets(self) -> list[tuple[Any, int]]:
+        """``(processor logger, the driver's level for it)`` of every processor whose logs go to the driver."""
+        levels = self.spec.log_levels or {}
+        return [(r.tasklet.context.logger, levels[r.vertex][r.g]) for r in self.runners if r.vertex in levels]
+
     def metrics(self) -> dict:
         counters = {}
         for r in self.runners:
