@@ -189,6 +189,7 @@ def _measure(jobs: dict[str, dict[str, Callable]], repeat: int) -> tuple[dict, d
         for _ in range(repeat):
             for variant, fn in variants.items():
                 _, wall, used = _timed(fn)
+                print(f"  run     {job:<10} {variant:<15} {wall:7.2f} s (cpu {used:6.2f} s)", flush=True)
                 times[job, variant].append(wall)
                 cpu[job, variant].append(used)
     return times, cpu, agree

@@ -21,7 +21,8 @@ One deliberate difference from the Java: ``create_fn`` only opens the server soc
 cancelled (``destroy_fn`` only runs once ``create_fn`` returned), so a job cancelled before its client
 connected would leave a thread and a listening socket behind.
 
-Run it (a stream job: it runs until Ctrl-C or ``--seconds``), then feed it from another terminal::
+Run it (a stream job: it runs until Ctrl-C, ``--seconds``, or until every client disconnected; it prints each
+line as the live list sink delivers it to the driver), then feed it from another terminal::
 
     python examples/network_source.py --seconds 60 [--timestamped] [--parallelism 2] [--port 11000]
     cat data.csv | nc 127.0.0.1 11000
@@ -37,7 +38,7 @@ import time
 
 from dag import DAG
 from edges import between
-from processors import SourceBuilder, write_list_p, write_logger_p
+from processors import SourceBuilder, write_list_p
 from processors.stream_sources import LineSplitter
 
 BASE_PORT = 11000
@@ -189,15 +190,27 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     source = build_network_source(args.port, timestamped=args.timestamped, parallelism=args.parallelism)
     with Engine() as engine:
-        job = engine.new_job(build_dag(source, sink=write_logger_p()))
+        dag = build_dag(source)
+        count = engine.plan(dag).vertices[source.name].total_parallelism
+        ports = ", ".join(str(args.port + g) for g in range(count))
+        print(f"Waiting for connection on port(s) {ports} ...", flush=True)
+        lines = engine.get_list(RESULT_LIST)
+        lines.clear()
+        job = engine.new_job(dag)
         deadline = None if args.seconds is None else time.monotonic() + args.seconds
+        shown = 0
         try:
             while not job.status.is_terminal and (deadline is None or time.monotonic() < deadline):
-                time.sleep(0.2)
+                time.sleep(0.1)
+                for line in lines[shown:]:  # the live list sink fills the driver's list while the job runs
+                    print(line, flush=True)
+                shown = len(lines)
         except KeyboardInterrupt:
             pass
         finally:
             job.cancel()
+        for line in lines[shown:]:
+            print(line, flush=True)
     return 0
 
 

@@ -2,7 +2,8 @@
 
 ::
 
-    jetspark run     TARGET [--master URL] [--members N] [--parallelism L] [--progress] [FUNCTION OPTIONS...]
+    jetspark run     TARGET [--master URL] [--members N] [--parallelism L] [--progress] [--seconds N]
+                     [--measured FILE] [FUNCTION OPTIONS...]
     jetspark dot     TARGET [--plan] [-o FILE] [FUNCTION OPTIONS...]
     jetspark explain TARGET [--master URL] [--members N] [--parallelism L] [FUNCTION OPTIONS...]
     jetspark render  TARGET -o FILE [--format FMT] [--plan] [FUNCTION OPTIONS...]
@@ -12,6 +13,9 @@
 ``dot``, ``explain`` and ``render`` never run the job; ``explain`` plans it without starting Spark when the
 master is local. Exit status: 0 on success, 1 when the DAG, the target or the job fails, 2 for a bad command
 line, 130 when interrupted. Errors are one paragraph on standard error; ``--traceback`` adds Python's traceback.
+
+A stream job (a DAG with a stream source) runs until Ctrl-C or ``--seconds N``, printing its live results and a
+status line (:mod:`jetspark_cli.streaming`); ``explain`` shows its pipelined plan (tasks, links).
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ examples:
   jetspark run examples/tf_idf.py --books ../shared/data/books --stopwords ../shared/data/stopwords.txt --search "black suit"
   jetspark render examples/word_count.py -o out/word_count.svg
   jetspark explain examples/tf_idf.py --master local[4]
+  jetspark run examples/trade_monitor.py --seconds 20 --measured out/trade_monitor.svg
+  jetspark explain examples/trade_monitor.py
 """
 
 
@@ -77,10 +83,15 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
                          help="default local parallelism of vertices (default: Spark's parallelism / members)")
 
     run = command("run", "Run the job: prepare, run the DAG on Spark, report.",
-                  "[--master URL] [--members N] [--parallelism L] [--progress] [--name NAME] ")
+                  "[--master URL] [--members N] [--parallelism L] [--progress] [--name NAME] [--seconds N] "
+                  "[--measured FILE] ")
     engine_options(run)
     run.add_argument("--progress", action="store_true", help="show a progress line per Spark stage")
     run.add_argument("--name", help="job name (default: the JobSpec's name or the function's)")
+    run.add_argument("--seconds", type=float, metavar="N",
+                     help="cancel the job after N seconds (a stream job otherwise runs until Ctrl-C)")
+    run.add_argument("--measured", metavar="FILE",
+                     help="write the DAG with measured items and rates on its edges (DOT, or .svg/.png/.pdf)")
 
     dot = command("dot", "Print the DAG in Jet's DOT format (or the physical plan's with --plan).",
                   "[--plan] [-o FILE] [--master URL] [--members N] [--parallelism L] ")
@@ -134,11 +145,21 @@ def _plan(args: argparse.Namespace, dag: Any):
         with Engine(config) as engine:
             return engine.plan(dag)
     from dag.planner import plan_dag
+    from jetspark_cli.streaming import is_stream_dag
 
     cluster = re.fullmatch(r"local-cluster\[(\d+),.*\]", args.master)
     members = args.members or (int(cluster.group(1)) if cluster else 1)
     parallelism = args.parallelism or max(1, (spark_parallelism or 1) // members)
-    return plan_dag(dag, config, members=members, default_parallelism=parallelism)
+    if not is_stream_dag(dag):
+        return plan_dag(dag, config, members=members, default_parallelism=parallelism)
+    from dag.runtime.pipelined.coordinator import task_count
+    from dag.runtime.pipelined.layout import make_layout
+
+    # as PipelinedRun.layout_for: every processor runs as written, in T gang-scheduled tasks
+    config = config.model_copy(update={"pre_aggregate": False, "fuse_accumulate": False})
+    plan = plan_dag(dag, config, members=members, default_parallelism=parallelism)
+    plan.pipelined = make_layout(plan, task_count(spark_parallelism or parallelism * members, members))
+    return plan
 
 
 # ----------------------------------------------------------------------------------------------- commands
@@ -197,6 +218,7 @@ def _check_before_spark(args: argparse.Namespace, dag: Any) -> None:
 def _cmd_run(args: argparse.Namespace, spec: Any, target: Target) -> None:
     from dag.config import JobConfig
     from dag.runtime.engine import Engine
+    from jetspark_cli.streaming import is_stream_dag, run_stream, write_measured
 
     _check_before_spark(args, spec.dag)
     name = args.name or spec.name or target.function_name
@@ -205,11 +227,18 @@ def _cmd_run(args: argparse.Namespace, spec: Any, target: Target) -> None:
             _call_user(target, "prepare", spec.prepare, engine)
         started = time.perf_counter()
         job = engine.new_job(spec.dag, JobConfig(name=name))
-        job.join()
+        if is_stream_dag(spec.dag) or args.seconds is not None:
+            outcome = run_stream(engine, job, spec.dag, args.seconds, args.measured)
+        else:
+            job.join()
+            outcome = "completed"
+            if args.measured:
+                write_measured(args.measured, spec.dag, job.metrics(), time.perf_counter() - started)
         elapsed = time.perf_counter() - started
         if spec.report is not None:
             _call_user(target, "report", spec.report, engine, job)
-    print(f"job {name!r} completed in {elapsed:.2f} s", file=sys.stderr)
+    print(f"job {name!r} {outcome} in {elapsed:.2f} s" if outcome == "completed"
+          else f"job {name!r} {outcome} ({elapsed:.2f} s with start-up)", file=sys.stderr)
 
 
 def _call_user(target: Target, role: str, fn: Any, *args: Any) -> None:

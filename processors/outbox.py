@@ -163,6 +163,17 @@ class Outbox:
         ['a', 'b']
         3
         """
+        if (start == 0 and self._pending is _NO_ITEM and not self._refused and not self._blocked
+                and (ordinal == -1 or ordinal == 0) and ordinal.__class__ is int and len(self._buckets) == 1):
+            bucket = self._buckets[0]  # the common case (one edge, all items fit) in as few steps as possible
+            if len(bucket) + len(items) <= self._capacities[0]:
+                try:
+                    has_none = not no_none and None in items
+                except Exception:  # items whose == is not a bool: the general path checks them one by one
+                    has_none = True
+                if not has_none:
+                    bucket.extend(items)
+                    return len(items)
         if self._pending is not _NO_ITEM:  # a refused item must be offered again first
             if start >= len(items) or not self.offer(items[start], ordinal):
                 return start

@@ -382,31 +382,30 @@ class FlatMapper:
 
     def try_process(self, item: Any) -> bool:
         """Emit the outputs of ``fn(item)``; True when all were emitted."""
-        sequence = self._sequence
-        if sequence is not None:
-            return self._emit_sequence(sequence)
-        offer = self._processor._outbox.offer
-        ordinal = self._ordinal
-        iterator = self._iterator
-        if iterator is None:
+        if self._sequence is None and self._iterator is None:  # a new item: the common case first
             result = self._fn(item)
             if result is None:
                 return True
             if result.__class__ is list or result.__class__ is tuple:
-                position = self._processor._outbox.offer_many(result, 0, ordinal)
+                position = self._processor._outbox.offer_many(result, 0, self._ordinal)
                 if position == len(result):
                     return True
                 self._sequence, self._position = result, position
                 return False
             # a Traverser ends at its first None; a plain iterable must not contain None
-            iterator = self._iterator = iter(result.next, None) if isinstance(result, Traverser) else iter(result)
-        else:
-            pending = self._pending
-            if pending is not None:
-                if not offer(pending, ordinal):
-                    return False
-                self._pending = None
-        for out in iterator:
+            self._iterator = iter(result.next, None) if isinstance(result, Traverser) else iter(result)
+        elif self._sequence is not None:
+            return self._emit_sequence(self._sequence)
+        return self._emit_iterator()
+
+    def _emit_iterator(self) -> bool:
+        offer, ordinal = self._processor._outbox.offer, self._ordinal
+        pending = self._pending
+        if pending is not None:
+            if not offer(pending, ordinal):
+                return False
+            self._pending = None
+        for out in self._iterator:
             if not offer(out, ordinal):
                 self._pending = out
                 return False

@@ -8,16 +8,21 @@ Notes on what is counted: a vertex whose processors were replaced by the planner
 pre-aggregated accumulators) counts the entries it received; an accumulate vertex absorbed into its sender's
 task (``fuse_accumulate``) reports its counts under the sender's processor indices; a driver-side sink counts
 everything under processor 0. A task that Spark re-runs counts again.
+
+A pipelined job also reports ``lastForwardedWm`` (Jet's metric name): per processor and outbound ordinal the
+timestamp of the last watermark it sent (a value, not a count: :meth:`JobMetrics.watermark` takes the lowest
+over a vertex's processors; ``total`` means nothing for it).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MetricsParam", "JobMetrics", "RECEIVED", "EMITTED"]
+__all__ = ["MetricsParam", "JobMetrics", "RECEIVED", "EMITTED", "LAST_FORWARDED_WM"]
 
 RECEIVED = "receivedCount"
 EMITTED = "emittedCount"
+LAST_FORWARDED_WM = "lastForwardedWm"
 
 
 class MetricsParam:
@@ -45,7 +50,8 @@ class JobMetrics:
         self._data: dict[str, dict[int, dict[str, dict[int, int]]]] = {}
         for (vertex, index, metric, ordinal), count in sorted(counters.items(), key=lambda kv: repr(kv[0])):
             proc = self._data.setdefault(vertex, {}).setdefault(index, {RECEIVED: {}, EMITTED: {}})
-            proc[metric][ordinal] = proc[metric].get(ordinal, 0) + count
+            counts = proc.setdefault(metric, {})
+            counts[ordinal] = counts.get(ordinal, 0) + count
 
     def __getitem__(self, vertex: str) -> dict[int, dict[str, dict[int, int]]]:
         return self._data[vertex]
@@ -61,6 +67,16 @@ class JobMetrics:
         """The sum of ``metric`` over the vertex's processors (and over ordinals unless one is given)."""
         return sum(n for proc in self._data.get(vertex, {}).values() for o, n in proc[metric].items()
                    if ordinal is None or o == ordinal)
+
+    def watermark(self, vertex: str) -> int | None:
+        """The lowest ``lastForwardedWm`` over the vertex's processors that sent one (pipelined jobs), or None.
+
+        >>> JobMetrics({("s", 0, "lastForwardedWm", 0): 50, ("s", 1, "lastForwardedWm", 0): 40}).watermark("s")
+        40
+        """
+        values = [min(p[LAST_FORWARDED_WM].values()) for p in self._data.get(vertex, {}).values()
+                  if p.get(LAST_FORWARDED_WM)]
+        return min(values) if values else None
 
     def as_dict(self) -> dict[str, Any]:
         """A plain nested dict (JSON-friendly once keys are strings)."""

@@ -185,3 +185,26 @@ def test_network_source_when_closed_before_any_client_then_port_released():
 def test_network_dag_shape():
     dag = network_source.build_dag()
     assert [v.name for v in dag] == ["http-source", "sink"]
+
+
+@pytest.mark.spark
+@pytest.mark.timeout(600)
+def test_network_source_script_when_fed_like_nc_then_logs_the_lines_and_exits_after_seconds():
+    """As the README shows it: ``python examples/network_source.py --seconds N`` then ``cat data.csv | nc``."""
+    import subprocess
+
+    base = free_base_port(1)
+    script = subprocess.Popen([sys.executable, str(EXAMPLES / "network_source.py"), "--port", str(base),
+                               "--seconds", "90"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        client = connect(base, timeout=240)
+        client.sendall(b"1583310272413,0.185707,SimpleEvent(sequence=14)\n")
+        client.close()
+        output, _ = script.communicate(timeout=300)
+    finally:
+        if script.poll() is None:
+            script.kill()
+            script.wait(30)
+    assert script.returncode == 0, output[-3000:]
+    assert f"Waiting for connection on port(s) {base} ..." in output
+    assert "1583310272413,0.185707,SimpleEvent(sequence=14)" in output

@@ -55,3 +55,15 @@ def test_engine_when_local_then_driver_ports_bound_to_loopback_only(engine):
     driver_port = int(conf.get("spark.driver.port"))
     assert _is_loopback(listening[driver_port])
     assert engine.spark.sparkContext.uiWebUrl is None
+
+
+def test_defaults_when_local_master_then_driver_memory_sized_for_long_lines(monkeypatch):
+    """Spark's 1 GB driver heap died on a 200 MB line (read_text_p); local mode now sizes it, the user wins."""
+    from dag.runtime.session import local_driver_memory
+
+    monkeypatch.delenv("SPARK_DRIVER_MEMORY", raising=False)
+    memory = _defaults(EngineConfig(master="local[2]"))["spark.driver.memory"]
+    assert memory == local_driver_memory() and 2 <= int(memory.rstrip("g")) <= 8
+    assert "spark.driver.memory" not in _defaults(EngineConfig(master="spark://cluster:7077"))
+    monkeypatch.setenv("SPARK_DRIVER_MEMORY", "3g")
+    assert "spark.driver.memory" not in _defaults(EngineConfig(master="local[2]"))

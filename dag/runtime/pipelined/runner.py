@@ -21,7 +21,7 @@ from collections import deque
 from typing import Any, Callable
 
 from dag.runtime.failures import mark_origin
-from dag.runtime.metrics import EMITTED, RECEIVED
+from dag.runtime.metrics import EMITTED, LAST_FORWARDED_WM, RECEIVED
 from dag.runtime.pipelined.links import Links
 from dag.runtime.pipelined.queues import DONE, InboundEdge, Queue
 from dag.runtime.senders import Router
@@ -40,10 +40,11 @@ _log = logging.getLogger("jetspark.pipelined")
 class _Outbound:
     """One outbound edge of a processor: routes lists, broadcasts watermarks and DONE to every candidate."""
 
-    __slots__ = ("route", "candidates", "deliver")
+    __slots__ = ("route", "candidates", "deliver", "last_wm")
 
     def __init__(self, router: Router, deliver: Callable[[int, Any], bool]):
         self.route, self.candidates, self.deliver = router.route, router.candidates, deliver
+        self.last_wm: int | None = None  # the last watermark sent (the lastForwardedWm metric)
 
     def entries(self, items: list, out: deque) -> None:
         start = 0
@@ -52,6 +53,7 @@ class _Outbound:
                 if i > start:
                     out.extend((self.deliver, t, part) for t, part in self.route(items[start:i]))
                 out.extend((self.deliver, t, item) for t in self.candidates)
+                self.last_wm = item.timestamp
                 start = i + 1
         if start == 0:
             out.extend((self.deliver, t, part) for t, part in self.route(items))
@@ -298,6 +300,9 @@ class TaskRunners:
                 counters[(r.vertex, r.g, RECEIVED, o)] = n
             for o, n in list(m.emitted.items()):
                 counters[(r.vertex, r.g, EMITTED, o)] = n
+            for o, edge in enumerate(r.outbound):
+                if edge.last_wm is not None:
+                    counters[(r.vertex, r.g, LAST_FORWARDED_WM, o)] = edge.last_wm
         return counters
 
     def close(self) -> None:

@@ -1,0 +1,95 @@
+"""examples/trade_monitor.py (manual 8.2.2): the DAG's shape, and a short real run on the pipelined runtime whose
+window lines are checked against the trades the generator actually made."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+sys.path[:0] = [str(Path(__file__).resolve().parents[2] / "examples")]
+
+import trade_monitor as tm  # noqa: E402
+
+from dag import CancellationError  # noqa: E402
+from edges import RoutingPolicy  # noqa: E402
+from processors.stream_sources import is_stream_source  # noqa: E402
+
+
+def wait_for(predicate, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+def expected_windows(trades: list[tuple], window_ms: int, slide_ms: int) -> dict[tuple[int, str], int]:
+    """(window end, ticker) -> trades in [end - window_ms, end), for every window holding a trade."""
+    counts: Counter = Counter()
+    for ticker, ts, _, _ in trades:
+        first_end = (ts // slide_ms + 1) * slide_ms
+        for end in range(first_end, ts + window_ms + 1, slide_ms):
+            if end - window_ms <= ts < end:
+                counts[end, ticker] += 1
+    return dict(counts)
+
+
+def test_trade_monitor_dag_is_the_manuals() -> None:
+    dag = tm.build_dag("out")
+    assert [v.name for v in dag] == ["trade-source", "sliding-stage-1", "sliding-stage-2", "format-output", "sink"]
+    assert is_stream_source(dag.get_vertex("trade-source").meta_supplier)
+    to_stage1, = dag.get_inbound_edges("sliding-stage-1")
+    to_stage2, = dag.get_inbound_edges("sliding-stage-2")
+    assert to_stage1.routing_policy is RoutingPolicy.PARTITIONED and not to_stage1.is_distributed
+    assert to_stage2.routing_policy is RoutingPolicy.PARTITIONED and to_stage2.is_distributed
+
+
+def test_trade_monitor_line_has_the_manuals_format() -> None:
+    from processors import TimestampedEntry
+
+    formatter = tm.TimeFormatter()
+    line = tm.format_window(formatter, TimestampedEntry(1_700_000_000_123, "AAPL", 7))
+    assert line == f"{formatter(1_700_000_000_123)}  AAPL    7" and line[8:12] == ".123"
+
+
+@pytest.mark.spark
+def test_trade_monitor_when_run_then_window_counts_match_the_generated_trades(engine, tmp_path) -> None:
+    map_name = f"trades-{uuid.uuid4().hex}"
+    tickers = ("AAPL", "GOOG", "MSFT", "SAP")
+    job = engine.new_job(tm.build_dag(tmp_path, map_name=map_name))
+    generator = tm.TradeGenerator(engine.get_map(map_name), rate=200, tickers=tickers, seed=7)
+    try:
+        generator.start()
+        wait_for(lambda: job.metrics().total("trade-source", "emittedCount") > 0, 180, "the source to emit")
+        time.sleep(tm.LAG_MS / 1000 + 2.5)  # the watermark (top timestamp - 3 s) passes a few windows
+        generator.stop()
+        top = max(ts for _, ts, _, _ in generator.generated)
+        expected = expected_windows(generator.generated, tm.WINDOW_MS, tm.SLIDE_MS)
+        fmt = tm.TimeFormatter()
+        by_line_key = {(fmt(end), ticker): count for (end, ticker), count in expected.items()}
+        # once the generator stops, the source goes idle after 3 s and forwards its top watermark
+        must_have = {(fmt(end), t) for (end, t) in expected if end <= top - tm.LAG_MS - tm.SLIDE_MS}
+        assert must_have
+
+        def emitted() -> list[tuple[str, str, int]]:
+            return [(w[0], w[1], int(w[2])) for w in map(str.split, tm.read_output(tmp_path))]
+
+        wait_for(lambda: must_have <= {(t, k) for t, k, _ in emitted()}, 60, "the windows before the watermark")
+        forwarded = job.metrics().watermark("sliding-stage-2")  # lastForwardedWm, live from the tasks
+        assert forwarded is not None and top - tm.LAG_MS - 2 * tm.SLIDE_MS <= forwarded <= top - tm.LAG_MS
+    finally:
+        generator.stop()
+        job.cancel()
+    with pytest.raises(CancellationError):
+        job.join(timeout=60)
+    lines = emitted()
+    assert len(lines) == len({(t, k) for t, k, _ in lines}), "a window was emitted twice"
+    wrong = [(t, k, n, by_line_key.get((t, k))) for t, k, n in lines if by_line_key.get((t, k)) != n]
+    assert wrong == []
+    assert sum(n for _, _, n in lines) >= len(generator.generated)  # each trade counted in about 10 windows
+    assert not [t for t in threading.enumerate() if t.name == "trade-generator"]
