@@ -34,7 +34,6 @@ sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).res
 from dag import DAG, Engine, EngineConfig, ExecutionMode, JobConfig  # noqa: E402
 from edges import between  # noqa: E402
 from processors import Processor, aggregate_by_key_p, aggregations, map_p, write_list_p  # noqa: E402
-from processors.functions import entry_key  # noqa: E402
 
 PIPELINED = JobConfig(execution_mode=ExecutionMode.PIPELINED)
 STAGED = JobConfig(execution_mode=ExecutionMode.STAGED)

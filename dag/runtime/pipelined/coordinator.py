@@ -25,7 +25,6 @@ the same channel after a failure it deems restartable.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from typing import Any
@@ -42,7 +41,6 @@ SLOT_WAIT_SECONDS = 30.0
 """How long ``new_job`` waits for enough free Spark slots before refusing a pipelined job."""
 STOP_GRACE = 5.0
 """Seconds the tasks have to stop by themselves before the coordinator cancels the Spark job group."""
-_log = logging.getLogger("jetspark.pipelined")
 
 
 def task_count(total_slots: int, members: int) -> int:

@@ -26,7 +26,7 @@ from dag.runtime.pipelined.links import Links
 from dag.runtime.pipelined.queues import DONE, InboundEdge, Queue
 from dag.runtime.senders import Router
 from processors.driver import back_off_seconds
-from processors.tasklet import NEEDS_INPUT, PROGRESS, ProcessorTasklet, close_processor
+from processors.tasklet import PROGRESS, ProcessorTasklet, close_processor
 from processors.watermark import Watermark
 
 __all__ = ["ProcessorRunner", "TaskRunners", "MAX_IDLE_WAIT"]
