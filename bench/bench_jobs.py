@@ -3,10 +3,11 @@
 One process, one SparkSession (``--master``, default ``local[2]``) shared by every Spark variant; jetspark runs
 through ``dag.Engine(spark=session)``. Every variant runs once to warm up (that result is checked), then the
 variants take turns ``--repeat`` times (so a noisy neighbour hurts them alike) and the median is reported with
-the ratios issue 15 targets: engine overhead (jetspark / ideal executor of the same DAG) <= 1.05; the example
-DAGs <= 1.10x hand-tuned PySpark, the manual's word count <= 1.10x and TF-IDF <= 1.80x; at most half the time
-of PySpark as usually written; faster than single-threaded Python. Next to wall time it reports the CPU time of the whole process tree (driver, JVM,
-Python workers), which stays meaningful when other programs load the machine. Variants (see ``bench/baselines.py``):
+the ratios issue 15 targets: engine overhead (jetspark / ideal executor of the same DAG) <= 1.05; the example DAGs
+<= 1.10x hand-tuned PySpark, the manual's word count <= 1.10x and TF-IDF <= 1.80x; at most half the time of PySpark
+as usually written; faster than single-threaded Python. Next to wall time it reports the CPU time of the whole
+process tree (driver, JVM, Python workers), which stays meaningful when other programs load the machine.
+Variants (see ``bench/baselines.py``):
 
 =====================  =================================================================================
 ``jetspark``           ``examples/word_count.py`` / ``examples/tf_idf.py``: the project's example DAGs
@@ -111,7 +112,8 @@ def _differences(job: str, expected: dict, actual: dict) -> str | None:
     """None when ``actual`` equals ``expected`` (TF-IDF scores to 1e-9 relative), else the first difference."""
     if expected.keys() != actual.keys():
         missing, extra = expected.keys() - actual.keys(), actual.keys() - expected.keys()
-        return f"{len(missing)} words missing (e.g. {sorted(missing)[:3]}), {len(extra)} extra (e.g. {sorted(extra)[:3]})"
+        return (f"{len(missing)} words missing (e.g. {sorted(missing)[:3]}), "
+                f"{len(extra)} extra (e.g. {sorted(extra)[:3]})")
     for word, value in expected.items():
         other = actual[word]
         if job == "word_count":

@@ -1,8 +1,9 @@
 """read_files_p on one very long line: the time must grow linearly with the line's length (issue 9).
 
 Each size writes a file holding a single line of that many characters (plus a short second line), reads it with
-one ``read_files_p`` processor driven in-process (1024-item outbox) and prints the CPU seconds (`time.process_time`, steadier than wall time on a shared machine). Before the fix the
-unfinished line was re-concatenated with every 256 Ki-character chunk: 93 s for 200 MB against 8 s for 50 MB.
+one ``read_files_p`` processor driven in-process (1024-item outbox) and prints the CPU seconds
+(``time.process_time``, steadier than wall time on a shared machine). Before the fix the unfinished line was
+re-concatenated with every 256 Ki-character chunk: 93 s for 200 MB against 8 s for 50 MB.
 
 Usage::
 

@@ -14,8 +14,8 @@ Network consumer (steps 16-17 and the streaming tutorial)::
     p.readFrom(networkSource).withoutTimestamps()  /  .withNativeTimestamps(0)
      .peek().writeTo(Sinks.noop())
 
-The producer and network consumer read stream sources: they run on the pipelined runtime (until it is
-available in this build an engine refuses them, saying so). The consumer is a batch job and runs anywhere.
+The producer and network consumer read stream sources: they run on the pipelined runtime until cancelled.
+The consumer is a batch job.
 """
 
 from __future__ import annotations

@@ -66,10 +66,12 @@ def trending_words_pipeline() -> Pipeline:
     return p
 
 
-def largest_trade_pipeline() -> Pipeline:
-    """After every trade, the largest trade so far (by worth), into the list ``largest-trades``."""
+def largest_trade_pipeline(initial_position: JournalInitialPosition = JournalInitialPosition.START_FROM_CURRENT
+                           ) -> Pipeline:
+    """After every trade, the largest trade so far (by worth), into the list ``largest-trades``; the manual
+    reads the journal from the current position (``START_FROM_OLDEST`` also sees trades put before the job)."""
     p = Pipeline.create()
-    (p.read_from(Sources.map_journal("trades", JournalInitialPosition.START_FROM_CURRENT))
+    (p.read_from(Sources.map_journal("trades", initial_position))
      .without_timestamps()
      .map(entry_value)
      .rolling_aggregate(max_by(Trade.worth))

@@ -218,19 +218,23 @@ def _check_before_spark(args: argparse.Namespace, dag: Any) -> None:
 def _cmd_run(args: argparse.Namespace, spec: Any, target: Target) -> None:
     from dag.config import JobConfig
     from dag.runtime.engine import Engine
+    from dag.runtime.interrupts import InterruptGuard
     from jetspark_cli.streaming import is_stream_dag, run_stream, write_measured
 
     _check_before_spark(args, spec.dag)
     name = args.name or spec.name or target.function_name
-    with Engine(_engine_config(args, progress=args.progress)) as engine:
+    with InterruptGuard() as guard, Engine(_engine_config(args, progress=args.progress)) as engine:
+        guard.install()  # Spark installed its own SIGINT handler, which prints stack traces
+        guard.check()
         if spec.prepare is not None:
             _call_user(target, "prepare", spec.prepare, engine)
         started = time.perf_counter()
         job = engine.new_job(spec.dag, JobConfig(name=name))
         if is_stream_dag(spec.dag) or args.seconds is not None:
+            guard.release()  # the stream loop handles KeyboardInterrupt itself
             outcome = run_stream(engine, job, spec.dag, args.seconds, args.measured)
-        else:
-            job.join()
+        else:  # Ctrl-C: the job is cancelled and has ended (nothing of it published) before we stop
+            guard.join(guard.watch(job))
             outcome = "completed"
             if args.measured:
                 write_measured(args.measured, spec.dag, job.metrics(), time.perf_counter() - started)

@@ -10,7 +10,7 @@
   task slots do not count; exit status 0). Ctrl-C cancels it too, waits (bounded)
   for its tasks to stop and leaves with exit status 130.
 - :func:`measured_dot`: the DAG's DOT (``dag.to_dot()``) with each edge labelled by the items that crossed it
-  and their rate, from the job's metrics; ``run --measured FILE`` writes it (or its picture, for a ``.svg``/
+  and their rate (over the time the job's tasks ran), from the job's metrics; ``run --measured FILE`` writes it (or its picture, for a ``.svg``/
   ``.png``/``.pdf`` suffix) at every tick and when the job ends.
 """
 
@@ -125,7 +125,8 @@ class StreamMonitor:
         """``[12.0 s] source 1,000/s, map 1,000/s, sink 998/s | watermark lag 3.1 s | snapshots off``."""
         metrics = self.job.metrics()
         now = time.monotonic()
-        totals = {v: metrics.total(v, RECEIVED if v in self._sinks else EMITTED) for v in metrics.vertices}
+        totals = {v.name: metrics.total(v.name, RECEIVED if v.name in self._sinks else EMITTED)
+                  for v in self.dag if v.name in metrics}
         last_time, last = self._last
         self._last = (now, totals)
         elapsed = max(now - last_time, 1e-3)
@@ -163,19 +164,20 @@ def run_stream(engine: Any, job: Any, dag: Any, seconds: float | None, measured:
     from dag.errors import CancellationError
 
     monitor = StreamMonitor(engine, job, dag)
-    deadline = None
+    deadline = running = None
     try:
         while not job.status.is_terminal:
-            if seconds is not None and deadline is None and job.metrics().vertices:  # the tasks are running
-                deadline = time.monotonic() + seconds
+            if running is None and job.metrics().vertices:  # the tasks are running
+                running = time.monotonic()
+                deadline = None if seconds is None else running + seconds
             wait = STATUS_SECONDS if deadline is None else min(STATUS_SECONDS, max(0.0, deadline - time.monotonic()))
             try:
                 job.join(timeout=wait)
             except TimeoutError:
                 pass
             monitor.tick()
-            if measured:
-                write_measured(measured, dag, job.metrics(), time.monotonic() - monitor.started)
+            if measured and running is not None:
+                write_measured(measured, dag, job.metrics(), time.monotonic() - running)
             if deadline is not None and time.monotonic() >= deadline and not job.status.is_terminal:
                 break
         else:
@@ -189,7 +191,7 @@ def run_stream(engine: Any, job: Any, dag: Any, seconds: float | None, measured:
     monitor.finish()
     _cancel(job, CancellationError)
     if measured:
-        write_measured(measured, dag, job.metrics(), time.monotonic() - monitor.started)
+        write_measured(measured, dag, job.metrics(), time.monotonic() - (running or monitor.started))
     return f"stopped after {seconds:g} s"
 
 

@@ -23,6 +23,12 @@ run as ordinary processors instead, made by ``marker.live_supplier()``:
   in ``complete()`` waits until the driver has stored everything it sent (``sink.flush``). ``write_map_p``
   checks each item is a ``(key, value)`` entry before sending, naming the vertex otherwise.
 
+Snapshots: the reader saves its position in its slice (``broadcast_key(("slice", g))``; a restored processor of
+the same index and slice length resumes there). In an ``EXACTLY_ONCE`` job the writer sends its batches to
+``sink.stage`` instead and, in ``snapshot_commit_prepare``, ``sink.seal``: the driver's ``SinkLedger`` publishes
+them when the snapshot that covers them completes (``dag/runtime/sink_ledger.py``), so a restart neither loses
+nor repeats results.
+
 >>> src = read_list_p("lines"); src.runtime_kind, src.collection
 ('driver_source', ('list', 'lines'))
 """
@@ -33,6 +39,7 @@ import functools
 
 from dag.errors import DagValidationError
 from processors import driver_protocol as topics
+from processors.snapshot_keys import broadcast_key
 from processors.processor import Processor
 from processors.suppliers import ProcessorMetaSupplier, RuntimeBound
 
@@ -102,6 +109,7 @@ class DriverCollectionReaderP(Processor):
 
     def init(self, outbox, context) -> None:
         self._outbox = outbox
+        self._index = context.global_processor_index
         driver = topics.require_driver(context, f"read_{self._kind}_p({self._name!r})")
         self._items = driver.request(topics.COLLECTION_SLICE, {
             "kind": self._kind, "name": self._name, "index": context.global_processor_index,
@@ -110,6 +118,15 @@ class DriverCollectionReaderP(Processor):
     def complete(self) -> bool:
         self._pos = self._outbox.offer_many(self._items, self._pos)
         return self._pos >= len(self._items)
+
+    def save_to_snapshot(self) -> bool:
+        """The position in the slice, under a broadcast key naming the processor (each takes back its own)."""
+        return self._outbox.offer_to_snapshot(broadcast_key(("slice", self._index)), (len(self._items), self._pos))
+
+    def restore_from_snapshot(self, inbox) -> None:
+        for key, (length, position) in inbox.take_all():
+            if key.key[1] == self._index and length == len(self._items):  # else the slices changed: start over
+                self._pos = position
 
 
 class DriverCollectionWriterP(Processor):
@@ -126,7 +143,10 @@ class DriverCollectionWriterP(Processor):
 
     def init(self, outbox, context) -> None:
         self._vertex = context.vertex_name
+        self._index = context.global_processor_index
         self._driver = topics.require_driver(context, f"write_{self._kind}_p({self._name!r})")
+        guarantee = getattr(context, "processing_guarantee", None)
+        self._staged = getattr(guarantee, "value", guarantee) == "EXACTLY_ONCE"
 
     def process(self, ordinal: int, inbox) -> None:
         items = inbox.take_all()
@@ -135,7 +155,19 @@ class DriverCollectionWriterP(Processor):
         if self._kind == "map":
             for item in items:
                 check_entry(item, self._vertex, self._name)
-        self._driver.send(self._topic, {"name": self._name, "items": items})
+        if self._staged:  # EXACTLY_ONCE: the driver stages the items until a snapshot that covers them completes
+            self._driver.send(topics.SINK_STAGE, {"vertex": self._vertex, "g": self._index, "kind": self._kind,
+                                                   "name": self._name, "items": items})
+        else:
+            self._driver.send(self._topic, {"name": self._name, "items": items})
+
+    def snapshot_commit_prepare(self) -> bool:
+        if self._staged:  # a request: every staged batch sent before it is on the driver when it returns
+            self._driver.request(topics.SINK_SEAL, {"vertex": self._vertex, "g": self._index})
+        return True
+
+    def restore_from_snapshot(self, inbox) -> None:  # saves nothing (the driver holds what is staged)
+        inbox.clear()
 
     def complete(self) -> bool:
         self._driver.request(topics.SINK_FLUSH, {})

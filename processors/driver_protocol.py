@@ -25,7 +25,8 @@ from typing import Any
 from dag.errors import DagValidationError
 
 __all__ = [
-    "JOURNAL_START", "JOURNAL_READ", "COLLECTION_SLICE", "SINK_LIST", "SINK_MAP", "SINK_FLUSH", "require_driver",
+    "JOURNAL_START", "JOURNAL_READ", "COLLECTION_SLICE", "SINK_LIST", "SINK_MAP", "SINK_FLUSH", "SINK_STAGE", "SINK_SEAL",
+    "require_driver",
 ]
 
 JOURNAL_START = "journal.start"
@@ -34,6 +35,8 @@ COLLECTION_SLICE = "collection.slice"
 SINK_LIST = "sink.list"
 SINK_MAP = "sink.map"
 SINK_FLUSH = "sink.flush"
+SINK_STAGE = "sink.stage"  # EXACTLY_ONCE: {"vertex", "g", "kind", "name", "items"}, staged until a snapshot covers it
+SINK_SEAL = "sink.seal"    # EXACTLY_ONCE: {"vertex", "g"}: the staged items belong to the snapshot being taken
 
 
 def require_driver(context: Any, what: str) -> Any:

@@ -5,8 +5,8 @@ All are ``BatchTransform`` subclasses: their whole behaviour is ``transform_batc
 list comprehension per inbound batch, which the driver calls directly (see "Fast paths" in
 docs/architecture.md) through ``transform_chunks(items, size)``: the flat-maps cut their output into lists of
 about ``size`` items as they go, so a batch of documents expanding into millions of words never exists as one
-list (memory is bounded by the edge's queue size, not by the input). They emit to every outbound edge, keep no state between items, save nothing to
-snapshots and forward watermarks.
+list (memory is bounded by the edge's queue size, not by the input). They emit to every outbound edge, keep
+no state between items, save nothing to snapshots and forward watermarks.
 
 =============================  ==============================================================================
 factory                        emits, for each item

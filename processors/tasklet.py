@@ -33,9 +33,10 @@ naming the processor and the method. The caller must take the output after every
 called with empty buckets) and must back off a non-cooperative processor that makes no progress
 (:func:`processors.driver.back_off_seconds`); :meth:`close` is the caller's last call, always.
 
-Hooks for snapshots (issue 12): control items such as barriers travel like watermarks, as events the runtime
-hands to the tasklet between batches; a new event kind adds a method next to ``add_watermark`` and a step
-before (2).
+Snapshots (``snapshot_aligned`` not None: the job takes snapshots, aligned for exactly-once): the outbox gets a
+snapshot bucket and :attr:`snapshots` (a :class:`~processors.snapshot_steps.SnapshotSteps`) runs restore,
+phase 2 and save steps before the steps above (see that module); barriers reach it through
+``snapshots.add_barrier`` and leave through ``snapshots.take_barriers()``.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from processors.coalescer import IDLE, WatermarkCoalescer
 from processors.inbox import Inbox
 from processors.outbox import _NO_ITEM, Outbox
 from processors.processor import BatchTransform
+from processors.snapshot_steps import SNAPSHOT_BUCKET, SnapshotSteps
 from processors.watermark import Watermark
 
 __all__ = [
@@ -160,7 +162,7 @@ class ProcessorTasklet:
     __slots__ = (
         "processor", "context", "owner", "outbox", "metrics", "pipelined", "cooperative", "stalls", "_state",
         "_fast", "_fast_in", "_fast_out", "_fast_gen", "_fast_size", "_inboxes", "_groups", "_group", "_done_edges", "_completed",
-        "_nullary_due", "_coalescer", "_pending_wm", "_n_out", "_rotation",
+        "_nullary_due", "_coalescer", "_pending_wm", "_n_out", "_rotation", "snapshots",
     )
 
     def __init__(
@@ -174,12 +176,14 @@ class ProcessorTasklet:
         vertex_name: str | None = None,
         pipelined: bool = False,
         max_watermark_retain_ms: int | None = None,
+        snapshot_aligned: bool | None = None,
     ):
         if vertex_name is None:
             vertex_name = getattr(context, "vertex_name", None)
         self.processor, self.context, self.pipelined = processor, context, pipelined
         self.owner = describe_processor(processor, vertex_name, getattr(context, "global_processor_index", None))
-        self.outbox = Outbox(outbound_capacities, owner=self.owner)
+        snapshot_bucket = None if snapshot_aligned is None else SNAPSHOT_BUCKET
+        self.outbox = Outbox(outbound_capacities, snapshot_capacity=snapshot_bucket, owner=self.owner)
         self.metrics = metrics = ProcessorMetrics() if metrics is None else metrics
         for o in inbound_priorities:
             metrics.received.setdefault(o, 0)
@@ -207,6 +211,8 @@ class ProcessorTasklet:
         self._coalescer = WatermarkCoalescer(n_in, max_watermark_retain_ms) if pipelined and n_in else None
         self._pending_wm: int | None = None
         self._rotation = 0
+        self.snapshots = None if snapshot_aligned is None else \
+            SnapshotSteps(self, list(inbound_priorities), aligned=snapshot_aligned)
 
     # ------------------------------------------------------------------ input and events
     def add_batch(self, ordinal: int, items: list) -> None:
@@ -233,6 +239,8 @@ class ProcessorTasklet:
         self._done_edges.add(ordinal)
         if self._coalescer is not None:
             self._set_pending(self._coalescer.queue_done(ordinal))
+        if self.snapshots is not None:
+            self.snapshots.edge_done(ordinal)
 
     def _set_pending(self, wm: int | None) -> None:
         if wm is not None:
@@ -240,6 +248,11 @@ class ProcessorTasklet:
 
     def wants_input(self) -> bool:
         """True when every inbox is empty and no watermark is pending: the caller may add more input."""
+        if self.snapshots is not None and self.snapshots.busy:
+            return False
+        return self._input_empty()
+
+    def _input_empty(self) -> bool:
         if self._pending_wm is not None or self._fast_in or self._fast_gen is not None:
             return False
         for inbox in self._inboxes.values():
@@ -290,6 +303,11 @@ class ProcessorTasklet:
         ``NEEDS_INPUT`` (nothing to do until more input or events arrive)."""
         try:
             state = self._state
+            snapshots = self.snapshots
+            if snapshots is not None and state != _INIT and (state != _DONE or snapshots.finishes):
+                ran = snapshots.step(self._input_empty())
+                if ran is not None:
+                    return PROGRESS if ran else NO_PROGRESS
             if state == _RUN:
                 return self._run_step()
             if state == _COMPLETE:

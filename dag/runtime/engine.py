@@ -19,7 +19,7 @@ import threading
 from typing import Any
 
 from dag.config import EngineConfig, ExecutionMode, JobConfig
-from dag.errors import DagValidationError
+from dag.errors import DagError, DagValidationError
 from dag.planner import PhysicalPlan, plan_dag
 from dag.runtime.driver_collections import DriverCollections
 from dag.runtime.job import Job
@@ -34,6 +34,9 @@ def as_dag(job: Any) -> Any:
     if not isinstance(job, DAG) and callable(getattr(job, "to_dag", None)):
         return job.to_dag()
     return job
+
+CLOSE_JOIN_TIMEOUT = 120.0
+"""Seconds ``close()`` waits for each cancelled job to end."""
 
 _job_ids = itertools.count(1)
 """Job ids are unique in the process (like Jet's in a cluster), so engines sharing a SparkContext never share a
@@ -144,6 +147,10 @@ class Engine:
         from dag.runtime.shippable import check_shippable
 
         self._check_open()
+        from dag.runtime.jvm import DEAD_JVM, jvm_alive
+
+        if not jvm_alive(self._spark):
+            raise DagError(DEAD_JVM)
         config = config or JobConfig()
         dag = as_dag(dag)
         plan = self.plan(dag, config)
@@ -174,18 +181,30 @@ class Engine:
 
     # ------------------------------------------------------------------ lifecycle
     def close(self) -> None:
-        """Cancel running jobs; stop the Spark session when jetspark started it and no other engine uses it.
-        Idempotent."""
+        """Cancel running jobs and wait (bounded) until they ended, so none of their tasks still writes and their
+        sinks cleaned up; stop the Spark session when jetspark started it and no other engine uses it. Idempotent.
+        An engine whose driver JVM died just forgets it, so a new ``Engine()`` starts a new one."""
         from dag.runtime import sharing
+        from dag.runtime.jvm import forget_dead_session, jvm_alive
 
         if self._closed:
             return
-        for job in self.get_jobs():
-            if not job.status.is_terminal:
-                try:
-                    job.cancel()
-                except DagValidationError:  # the session was stopped outside the engine: nothing runs any more
-                    break
+        if getattr(self._spark.sparkContext, "_jsc", None) is not None and not jvm_alive(self._spark):
+            self._closed = True
+            sharing.discard(self._spark)
+            forget_dead_session(self._spark)
+            return
+        running = [job for job in self.get_jobs() if not job.status.is_terminal]
+        try:
+            for job in running:
+                job.cancel()
+        except DagValidationError:  # the session was stopped outside the engine: nothing runs any more
+            running = []
+        for job in running:
+            try:
+                job.join(CLOSE_JOIN_TIMEOUT)
+            except Exception:  # noqa: BLE001 - a cancelled job fails, or did not end in time: close anyway
+                pass
         self._closed = True
         sharing.release(self._spark)
 

@@ -108,6 +108,33 @@ class Job:
         if self._error is not None:
             raise self._error
 
+    def suspend(self) -> None:
+        """Jet's ``suspend()``: take a snapshot, then stop the job (status ``SUSPENDED``, its Spark slots freed);
+        :meth:`resume` restarts it from that snapshot. For PIPELINED jobs whose guarantee is EXACTLY_ONCE or
+        AT_LEAST_ONCE (a job without snapshots cannot resume where it stopped)."""
+        self._snapshotting("suspend").suspend()
+
+    def resume(self) -> None:
+        """Restart a ``SUSPENDED`` job from the snapshot its suspension took."""
+        self._snapshotting("resume").resume()
+
+    def restart(self) -> None:
+        """Jet's ``restart()``: snapshot, stop and start again from that snapshot (e.g. to pick up new members)."""
+        snapshotting = self._snapshotting("restart")
+        snapshotting.suspend()
+        snapshotting.resume()
+
+    def _snapshotting(self, what: str) -> Any:
+        run = self._pipelined_run
+        snapshotting = getattr(run, "snapshotting", None)
+        if snapshotting is None:
+            raise DagError(
+                f"Job '{self._name}': {what}() needs a PIPELINED job with processing_guarantee EXACTLY_ONCE or "
+                "AT_LEAST_ONCE (it restarts from a snapshot); this one takes no snapshots"
+                + (" (it is not running yet)" if run is None and not self._status.is_terminal else "")
+            )
+        return snapshotting
+
     def cancel(self) -> None:
         """Cancel the job: its running Spark jobs are cancelled and it ends FAILED (``join`` raises
         ``CancellationError``)."""
@@ -134,8 +161,9 @@ class Job:
         """``receivedCount`` per inbound and ``emittedCount`` per outbound ordinal, per vertex and processor
         (complete once the job finished; a running staged job shows the tasks finished so far, a pipelined
         job its live counts, refreshed every fraction of a second)."""
-        if self._pipelined_run is not None:
-            return JobMetrics(self._pipelined_run.metrics())
+        run = self._pipelined_run
+        if run is not None:
+            return JobMetrics(run.metrics(), restarts=run.snapshotting.restarts if run.snapshotting else 0)
         return JobMetrics(dict(self._accumulator.value) if self._accumulator is not None else {})
 
     def __repr__(self) -> str:
@@ -187,8 +215,11 @@ class Job:
             run.run()
         except BaseException as exc:  # noqa: BLE001 - reported through join()
             error = exc
-            sc.cancelJobGroup(self.group_id)
-            await_tasks_gone(sc, self.group_id)
+            try:
+                sc.cancelJobGroup(self.group_id)
+                await_tasks_gone(sc, self.group_id)
+            except Exception:  # noqa: BLE001 - the JVM died: no task of it runs any more
+                pass
         finally:
             if progress is not None:
                 progress.stop()
@@ -277,6 +308,13 @@ class Job:
         if self._cancelled:
             return CancellationError(f"Job '{self._name}' was cancelled", job_name=self._name,
                                      exc_type="CancellationException", exc_message="cancelled")
+        from dag.runtime.jvm import DEAD_JVM, is_dead_jvm_error
+
+        if is_dead_jvm_error(error):
+            failed = JobFailedError(f"Job '{self._name}' failed: {DEAD_JVM}", job_name=self._name,
+                                    exc_type=type(error).__name__, exc_message=DEAD_JVM)
+            failed.__cause__ = error
+            return failed
         decoded = decode_failure(error, self._name, self._channel)
         if decoded is not None:
             return decoded

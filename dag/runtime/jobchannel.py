@@ -133,6 +133,16 @@ class JobChannel:
             self._arrived.wait_for(lambda: self._find(failure_id) is not None, timeout=wait)
             return self._find(failure_id)
 
+    def record_count(self) -> int:
+        """How many failure records arrived so far."""
+        with self._arrived:
+            return len(self._order)
+
+    def records_since(self, count: int) -> list[dict]:
+        """The records that arrived after the first ``count`` (a restarted job's newer failures)."""
+        with self._arrived:
+            return [self._records[i] for i in self._order[count:]]
+
     def _find(self, failure_id: str | None) -> dict | None:
         if failure_id is None:
             return self._records[self._order[0]] if self._order else None

@@ -25,7 +25,7 @@ from typing import Any
 
 from dag.errors import DagValidationError
 
-__all__ = ["acquire", "borrow", "release", "check_alive", "conflicts"]
+__all__ = ["acquire", "borrow", "release", "discard", "check_alive", "conflicts"]
 
 _lock = threading.Lock()
 _sessions: dict[Any, list] = {}  # SparkContext -> [session, number of engines using it]
@@ -106,6 +106,12 @@ def release(session: Any) -> bool:
         del _sessions[sc]
     session.stop()
     return True
+
+
+def discard(session: Any) -> None:
+    """Forget ``session`` without stopping it (its driver JVM died: there is nothing left to stop)."""
+    with _lock:
+        _sessions.pop(session.sparkContext, None)
 
 
 def check_alive(session: Any) -> None:

@@ -61,6 +61,9 @@ class SnapshotCoordinator:
         self._ready_at: float | None = None
         self._reported: set[tuple[str, int]] = set()
         self._done: dict[str, set[int]] = {}
+        self._finished: set[tuple[str, int]] = set()  # processors whose task ended: done for every snapshot
+        self.started_at: float | None = None
+        self._asap = False  # request_now() while a snapshot was in progress: the next one starts at once
         self._lock = threading.Lock()
 
     def execution_started(self, now: float) -> None:
@@ -68,14 +71,26 @@ class SnapshotCoordinator:
         with self._lock:
             self._ready_at = now + self.interval
 
+    def request_now(self) -> int:
+        """Make the next snapshot due at once; returns the id it will get (the one in progress counts if any:
+        then the one after it, so that the state is taken after this call)."""
+        with self._lock:
+            self._asap = True
+            if self._ready_at is not None:
+                self._ready_at = 0.0
+            return self.next_id
+
     def start(self, now: float) -> int | None:
         """Begin the next snapshot if one is due; returns its id (or None)."""
         with self._lock:
             if self.in_progress is not None or self._ready_at is None or now < self._ready_at:
                 return None
             self.in_progress, self.next_id = self.next_id, self.next_id + 1
-            self._reported = set()
+            self.started_at, self._asap = now, False
+            self._reported = set(self._finished)
             self._done = {}
+            for vertex, index in self._finished:
+                self._done.setdefault(vertex, set()).add(index)
             return self.in_progress
 
     def report(self, snapshot_id: int, vertex: str, index: int) -> None:
@@ -90,6 +105,17 @@ class SnapshotCoordinator:
             if snapshot_id == self.in_progress:
                 self._reported.add((vertex, index))
                 self._done.setdefault(vertex, set()).add(index)
+
+    def finished(self, processors: list[tuple[str, int]]) -> None:
+        """These processors' task ended (they completed): they count as done in this and every later snapshot
+        of the execution (``prepare_restart`` forgets them)."""
+        with self._lock:
+            for vertex, index in processors:
+                if vertex in self.processors:
+                    self._finished.add((vertex, index))
+                    if self.in_progress is not None:
+                        self._reported.add((vertex, index))
+                        self._done.setdefault(vertex, set()).add(index)
 
     def missing(self) -> list[str]:
         """The processors that have not reported for the snapshot in progress (for logs and timeouts)."""
@@ -109,7 +135,7 @@ class SnapshotCoordinator:
             self.ledger.publish_through(sid)
         with self._lock:
             self.in_progress, self.last_complete = None, sid
-            self._ready_at = now + self.interval
+            self._ready_at = now if self._asap else now + self.interval
         _log.debug("snapshot %d complete", sid)
         return sid
 
@@ -128,6 +154,7 @@ class SnapshotCoordinator:
         snapshot; returns that snapshot's id (None: no snapshot, start from scratch)."""
         with self._lock:
             self.in_progress, self._ready_at = None, None
+            self._finished = set()
         self.store.discard_incomplete()
         latest = self.store.latest_complete()
         if self.ledger is not None:
@@ -158,7 +185,8 @@ class RestartPolicy:
 
 def is_restartable(failure: Mapping[str, Any] | None) -> bool:
     """Whether a failure restarts the job: a ``RestartableError`` raised by a processor, or an infrastructure
-    failure (``failure`` is None, or names no processor: a lost task or worker, a broken link).
+    failure (``failure`` is None, or names no processor but a task, ``<task 1>``: a lost task or worker, a broken
+    link).
 
     >>> is_restartable({"exc_type": "RestartableError", "vertex": "src"}), is_restartable(None)
     (True, True)
@@ -169,4 +197,5 @@ def is_restartable(failure: Mapping[str, Any] | None) -> bool:
         return True
     if failure.get("exc_type") == "RestartableError" or failure.get("restartable"):
         return True
-    return failure.get("vertex") is None
+    vertex = failure.get("vertex")
+    return vertex is None or str(vertex).startswith("<task ")  # a task's own failure (a link), not a processor's

@@ -38,3 +38,25 @@ def test_consumer_when_run_then_reads_back_the_cpu_log(engine, tmp_path: Path) -
     engine.get_list("cpu-lines").clear()
     assert lines == log.read_text().splitlines()
     engine.new_job(cpu.consumer_pipeline(log)).join(timeout=300)  # the tutorial's logger sink
+
+
+@pytest.mark.spark
+def test_producer_when_run_then_cpu_log_lines_of_simple_events_until_cancelled(engine, tmp_path: Path) -> None:
+    import time
+
+    from dag import CancellationError
+
+    job = engine.new_job(cpu.producer_pipeline(tmp_path))
+    log = tmp_path / "data.0.csv"
+    deadline = time.monotonic() + 180
+    while (not log.exists() or len(log.read_text().splitlines()) < 5) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    job.cancel()
+    with pytest.raises(CancellationError):
+        job.join(timeout=120)
+    lines = log.read_text().splitlines()
+    assert len(lines) >= 5
+    for line in lines:
+        millis, usage, item = line.split(",", 2)
+        assert int(millis) > 0 and 0.0 <= float(usage) <= 1.0
+        assert item.startswith("SimpleEvent(timestamp=") and ", sequence=" in item

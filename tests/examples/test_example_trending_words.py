@@ -4,14 +4,19 @@ other on a small stream of journal events (engine-free, watermarks included)."""
 from __future__ import annotations
 
 import sys
+import time
 from collections import Counter
 from pathlib import Path
+
+import pytest
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parents[1] / "examples")]
 
 import trending_words as tw  # noqa: E402
 
+from dag import CancellationError  # noqa: E402
+from processors import JournalInitialPosition  # noqa: E402
 from edges import RoutingPolicy  # noqa: E402
 from pipeline.events import JetEvent  # noqa: E402
 from processors import Watermark, verify_processor  # noqa: E402
@@ -60,3 +65,48 @@ def test_largest_trade_when_trades_flow_then_the_largest_so_far_after_each() -> 
     values = _run(dag, "map", [(i, t) for i, t in enumerate(trades)])
     assert _run(dag, "rolling-aggregate", values) == [trades[2] if i >= 2 else trades[0] for i in range(4)]
 
+
+
+def _wait_for(predicate, seconds: float = 180) -> None:
+    deadline = time.monotonic() + seconds
+    while not predicate() and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
+@pytest.mark.spark
+def test_trending_words_when_run_on_the_map_journal_then_the_minutes_counts_arrive(engine) -> None:
+    tweets = engine.get_map("tweets")
+    tweets.clear()
+    tweets.update({1: tw.Tweet(10_000, "Jet is fast"), 2: tw.Tweet(30_500, "jet, jet!"),
+                   3: tw.Tweet(200_000, "later")})  # the last one moves the watermark past the first minute
+    engine.get_list("trends").clear()
+    job = engine.new_job(tw.trending_words_pipeline())
+    _wait_for(lambda: any(e.timestamp == 61_000 for e in list(engine.get_list("trends"))))
+    job.cancel()
+    with pytest.raises(CancellationError):
+        job.join(timeout=120)
+    trends = list(engine.get_list("trends"))
+    engine.get_list("trends").clear()
+    assert {e.key: e.value for e in trends if e.timestamp == 61_000} == {"jet": 3, "is": 1, "fast": 1}
+
+
+@pytest.mark.spark
+def test_largest_trade_when_run_on_the_map_journal_then_largest_so_far_after_each(engine) -> None:
+    trades = engine.get_map("trades")
+    trades.clear()
+    engine.get_list("largest-trades").clear()
+    sample = [tw.Trade("A", 10.0, 5), tw.Trade("B", 1.0, 7), tw.Trade("C", 20.0, 3)]
+    for i, trade in enumerate(sample):  # journaled in this order: the oldest position replays them
+        trades[i] = trade
+    job = engine.new_job(tw.largest_trade_pipeline(JournalInitialPosition.START_FROM_OLDEST))
+    _wait_for(lambda: len(engine.get_list("largest-trades")) >= 3)
+    job.cancel()
+    with pytest.raises(CancellationError):
+        job.join(timeout=120)
+    largest = list(engine.get_list("largest-trades"))
+    engine.get_list("largest-trades").clear()
+    # the journal keeps the order per key only, so the trades may arrive in any order: after each one the result
+    # is the largest so far, so the results never shrink and the last one is the largest trade
+    assert len(largest) == 3 and set(largest) <= set(sample)
+    assert [t.worth() for t in largest] == sorted(t.worth() for t in largest)
+    assert largest[-1] == sample[2]

@@ -1,6 +1,7 @@
 """Infrastructure failures on local-cluster[2,1,1024] (a subprocess, bounded): an executor JVM killed in the
 middle of a job is replaced by Spark and the job completes with exact results (Spark retries the lost tasks);
-a user exception still fails the job at once; a SinkBuilder sink is at-least-once under such retries."""
+a SinkBuilder sink is at-least-once under such retries; a user exception still fails the job at once (not
+retried up to spark.task.maxFailures)."""
 
 from __future__ import annotations
 
@@ -43,6 +44,15 @@ def square_killing_once(marker):
     return square
 
 
+def fails_once_per_attempt(directory):
+    def fn(x):
+        if x == 4321:
+            open(os.path.join(directory, f"attempt-{os.getpid()}-{os.urandom(4).hex()}"), "w").close()
+            raise KeyError(f"no {x}")
+        return x
+    return fn
+
+
 def record_sink(directory):
     from processors import SinkBuilder
 
@@ -77,8 +87,18 @@ with Engine(EngineConfig(master="local-cluster[2,1,1024]", default_local_paralle
     recorded = []
     for name in os.listdir(sys.argv[2]):
         recorded += [int(x) for x in open(os.path.join(sys.argv[2], name)).read().split()]
+    bad = DAG()
+    s = bad.new_vertex("src", read_list_p("in"))
+    f = bad.new_vertex("fails", map_p(usermod.fails_once_per_attempt(sys.argv[3])))
+    bad.edge(between(s, f)).edge(between(f, bad.new_vertex("out", write_list_p("never"))))
+    try:
+        engine.new_job(bad).join(timeout=400)
+        failure = None
+    except JobFailedError as e:
+        failure = [e.vertex, e.exc_type, e.exc_message]
     print("RESULT " + json.dumps({"counts": counts, "killed": os.path.exists(sys.argv[1]),
-                                   "recorded": sorted(recorded)}))
+                                   "recorded": sorted(recorded), "failure": failure,
+                                   "attempts": len(os.listdir(sys.argv[3]))}))
 '''.replace("from edges import between", "from edges import between, from_")
 
 
@@ -86,11 +106,13 @@ def test_executor_loss_when_executor_jvm_killed_mid_job_then_job_completes_exact
     (tmp_path / "usermod.py").write_text(textwrap.dedent(USER_MODULE))
     script = tmp_path / "run_loss.py"
     script.write_text(textwrap.dedent(SCRIPT))
-    records = tmp_path / "records"
+    records, attempts = tmp_path / "records", tmp_path / "attempts"
     records.mkdir()
+    attempts.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYTHONPATH")}
     env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    proc = subprocess.run([sys.executable, str(script), str(tmp_path / "killed"), str(records)], cwd=tmp_path,
+    proc = subprocess.run([sys.executable, str(script), str(tmp_path / "killed"), str(records),
+                           str(attempts)], cwd=tmp_path,
                           env=env, capture_output=True, text=True, timeout=600)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
     assert proc.returncode == 0 and lines, proc.stderr[-4000:]
@@ -102,3 +124,7 @@ def test_executor_loss_when_executor_jvm_killed_mid_job_then_job_completes_exact
     # at-least-once: every item reached the SinkBuilder sink; a retried task may have delivered some twice
     assert set(result["recorded"]) == {x * x for x in range(n)}
     assert len(result["recorded"]) >= n
+    # a user exception is not retried to exhaustion (Spark's default spark.task.maxFailures is 4): the task's
+    # report cancels the job at once, and the job fails with the user's error
+    assert result["failure"] == ["fails", "KeyError", "'no 4321'"]
+    assert 1 <= result["attempts"] < 4

@@ -105,3 +105,19 @@ def test_restart_policy_when_no_snapshots_or_user_error_then_never():
     assert not policy.should_restart({"exc_type": "RestartableError", "vertex": "v"}, snapshots_enabled=False)
     assert not policy.should_restart({"exc_type": "KeyError", "vertex": "v"}, snapshots_enabled=True)
     assert is_restartable({"exc_type": "ConnectionError", "vertex": None})
+
+
+def test_finished_processors_when_task_ended_then_done_in_current_and_later_snapshots(store):
+    coord = SnapshotCoordinator(store, {"src": 2, "sink": 1}, interval_ms=0)
+    coord.execution_started(0.0)
+    sid = coord.start(0.0)
+    coord.finished([("src", 0), ("src", 1)])
+    store.write(sid, "sink", 0, [])
+    coord.report(sid, "sink", 0)
+    assert coord.complete_if_ready() == sid and store.done_processors(sid) == {"src": [0, 1]}
+    sid = coord.start(0.0)
+    assert coord.missing() == ["sink#0"]
+    coord.prepare_restart()
+    coord.execution_started(0.0)
+    coord.start(0.0)
+    assert coord.missing() == ["src#0", "src#1", "sink#0"]

@@ -15,6 +15,10 @@ A task that fails reports the failure record on the channel (``failures.encode_f
 job's failure hook sets the stop flag and cancels the Spark job group, and ``Job`` turns the record into the
 ``JobFailedError`` (never from error text).
 
+With ``processing_guarantee`` other than NONE, :class:`~dag.runtime.pipelined.restarts.SnapshotRun` takes over
+``run()``: snapshots every ``snapshot_interval_ms`` and the restart loop (``restarts.py``); every message of a
+task carries its execution number (``attempt``), and those of an earlier execution are ignored.
+
 A watchdog thread escalates: :data:`STOP_GRACE` seconds after a stop was requested it cancels the Spark job
 group, so a task stuck in user code cannot hold the job. ``run()`` returns only when the stage ended, that is
 when every task released its slot.
@@ -33,6 +37,8 @@ from dag.errors import JobFailedError
 from dag.planner.model import VertexKind
 from dag.runtime.build import PlanRun
 from dag.runtime.pipelined.layout import Layout, make_layout
+from dag.config import ProcessingGuarantee
+from dag.runtime.pipelined.restarts import SnapshotRun
 from dag.runtime.pipelined.worker import Worker, WorkerSpec
 
 __all__ = ["PipelinedRun", "StageFunction", "SLOT_WAIT_SECONDS", "STOP_GRACE", "free_slots", "task_count"]
@@ -82,9 +88,13 @@ class PipelinedRun:
         self.layout: Layout = plan.pipelined
         self.sc = engine.spark.sparkContext
         self.channel = channel
+        self.attempt = 0  # execution number, raised by each restart
         self.task_metrics: dict[int, dict] = {}
         self.stop_requested = stop
         self.stage_done = threading.Event()
+        self.snapshotting: SnapshotRun | None = None
+        if job.config.processing_guarantee is not ProcessingGuarantee.NONE:
+            self.snapshotting = SnapshotRun(self, engine, job, self.layout)
         self._staged = PlanRun(self.sc, dag, plan, job_id=job.id, job_name=job.name,
                                guarantee=job.config.processing_guarantee, accumulator=None,
                                collections=engine._collections, describe=lambda what: None)  # noqa: SLF001
@@ -102,12 +112,25 @@ class PipelinedRun:
         return plan, layout
 
     # ------------------------------------------------------------------ channel handlers
+    def _stale(self, body: Any) -> bool:
+        """A message of a task of an earlier execution (a restart began since): ignored."""
+        return isinstance(body, dict) and body.get("attempt", 0) != self.attempt
+
     def _status(self, body: Any) -> dict:
+        if self._stale(body):
+            return {"stop": True}
         self.task_metrics[body["task"]] = body["metrics"]
-        return {"stop": self.stop_requested.is_set()}
+        reply = {"stop": self.stop_requested.is_set()}
+        if self.snapshotting is not None:
+            reply.update(self.snapshotting.instructions())
+        return reply
 
     def _done(self, body: Any) -> None:
+        if self._stale(body):
+            return
         self.task_metrics[body["task"]] = body["metrics"]
+        if self.snapshotting is not None and not self.stop_requested.is_set():
+            self.snapshotting.coordinator.finished(self.layout.processors_of(body["task"]))
 
     def progress_lines(self) -> list[str]:
         """One progress line: items/s emitted (sinks: received) per vertex since the last call."""
@@ -135,6 +158,10 @@ class PipelinedRun:
         """Run the job to its end (or until stopped); a failed stage raises Spark's error."""
         self.channel.register("jetspark.status", self._status)
         self.channel.register("jetspark.done", self._done)
+        if self.snapshotting is not None:
+            self.snapshotting.register(self.channel)
+            self.snapshotting.run_with_restarts()
+            return
         spec = self._worker_spec()
         self._wait_for_slots()
         self._run_stage(spec)
@@ -154,7 +181,8 @@ class PipelinedRun:
             job_name=self.job.name, job_id=self.job.id, channel=self.channel.ref,
             host="127.0.0.1" if self.engine._local else None,  # noqa: SLF001
             layout=self.layout, suppliers=suppliers, guarantee=self.job.config.processing_guarantee,
-            max_watermark_retain_ms=_retain(self.job.config.max_watermark_retain_ms), log_levels=levels)
+            max_watermark_retain_ms=_retain(self.job.config.max_watermark_retain_ms), attempt=self.attempt,
+            log_levels=levels)
 
     def _wait_for_slots(self) -> None:
         needed = self.layout.tasks
@@ -191,8 +219,12 @@ class PipelinedRun:
                 return
 
     def close(self, error: BaseException | None) -> None:
-        """Close the meta suppliers (always; the job closes its channel)."""
-        self._staged.close(error)
+        """Close the meta suppliers (always; the job closes its channel); delete the job's snapshots."""
+        try:
+            if self.snapshotting is not None:
+                self.snapshotting.close(error)
+        finally:
+            self._staged.close(error)
 
 
 def _retain(value: int | None) -> int | None:

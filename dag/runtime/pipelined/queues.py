@@ -10,7 +10,10 @@ and retries, and does not step its processor meanwhile: back-pressure from the s
 
 :class:`InboundEdge` drains the queues of one inbound edge of a processor into its tasklet in turn, one entry
 per queue per round, coalescing the queues' watermarks (Jet's queue level, ``jet-streaming.md`` 7.1): a
-coalesced watermark ends the round, so the items that preceded it are processed first.
+coalesced watermark ends the round, so the items that preceded it are processed first. Snapshot barriers
+(``barriers_aligned`` not None) are aligned over the queues the same way (``processors/barrier.py``): the edge
+hands a barrier to the tasklet once every open queue delivered it; aligned, a queue that delivered it is not
+drained meanwhile.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import threading
 from collections import deque
 from typing import Any
 
+from processors.barrier import BarrierAligner, SnapshotBarrier
 from processors.coalescer import WatermarkCoalescer
 from processors.watermark import Watermark
 
@@ -66,14 +70,16 @@ class Queue:
 class InboundEdge:
     """The queues of one inbound edge of a processor, one per sender, and their watermark coalescer."""
 
-    __slots__ = ("ordinal", "queues", "open", "coalescer", "turn")
+    __slots__ = ("ordinal", "queues", "open", "coalescer", "turn", "barriers")
 
-    def __init__(self, ordinal: int, queues: list[Queue], max_watermark_retain_ms: int | None):
+    def __init__(self, ordinal: int, queues: list[Queue], max_watermark_retain_ms: int | None,
+                 barriers_aligned: bool | None = None):
         self.ordinal = ordinal
         self.queues = queues
         self.open = list(range(len(queues)))
         self.coalescer = WatermarkCoalescer(len(queues), max_watermark_retain_ms)
         self.turn = 0
+        self.barriers = None if barriers_aligned is None else BarrierAligner(len(queues), aligned=barriers_aligned)
 
     @property
     def done(self) -> bool:
@@ -91,10 +97,11 @@ class InboundEdge:
         start = self.turn % n if n else 0
         self.turn += 1
         finished = []
+        barriers = self.barriers
         for k in range(n):
             i = self.open[(start + k) % n]
             entries = self.queues[i].entries
-            if not entries:
+            if not entries or (barriers is not None and barriers.blocked(i)):
                 continue
             entry = entries.popleft()
             moved = True
@@ -102,9 +109,18 @@ class InboundEdge:
                 tasklet.add_batch(ordinal, entry)
                 coalescer.observe_event(i)
                 continue
+            if entry.__class__ is SnapshotBarrier:
+                if barriers.on_barrier(i, entry):  # type: ignore[union-attr]
+                    tasklet.snapshots.add_barrier(ordinal, entry)
+                    break
+                continue
             if entry is DONE:
                 finished.append(i)
                 wm = coalescer.queue_done(i)
+                if barriers is not None:
+                    pending = barriers.pending
+                    if barriers.on_done(i):
+                        tasklet.snapshots.add_barrier(ordinal, pending)
             elif isinstance(entry, Watermark):
                 wm = coalescer.observe_wm(i, entry.timestamp)
             else:

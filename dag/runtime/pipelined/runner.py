@@ -24,7 +24,9 @@ from dag.runtime.failures import mark_origin
 from dag.runtime.metrics import EMITTED, LAST_FORWARDED_WM, RECEIVED
 from dag.runtime.pipelined.links import Links
 from dag.runtime.pipelined.queues import DONE, InboundEdge, Queue
+from dag.runtime.pipelined.snapshots import StampedClient, TaskSnapshots
 from dag.runtime.senders import Router
+from processors.barrier import SnapshotBarrier
 from processors.driver import back_off_seconds
 from processors.tasklet import PROGRESS, ProcessorTasklet, close_processor
 from processors.watermark import Watermark
@@ -64,15 +66,34 @@ class _Outbound:
 class ProcessorRunner:
     """One processor of the task (see the module docstring)."""
 
-    __slots__ = ("vertex", "g", "tasklet", "inbound", "outbound", "pending", "finished", "cooperative")
+    __slots__ = ("vertex", "g", "tasklet", "inbound", "outbound", "pending", "finished", "cooperative", "control",
+                 "on_snapshot", "skip")
 
     def __init__(self, vertex: str, g: int, tasklet: ProcessorTasklet, inbound: dict[int, InboundEdge],
-                 outbound: list[_Outbound], cooperative: bool):
+                 outbound: list[_Outbound], cooperative: bool, on_snapshot: Callable | None = None):
         self.vertex, self.g, self.tasklet = vertex, g, tasklet
         self.inbound, self.outbound = inbound, outbound
         self.pending: deque = deque()
         self.finished = False
         self.cooperative = cooperative
+        self.control: deque = deque()  # ("snapshot", id) | ("finish", id, success), from the driver
+        self.on_snapshot = on_snapshot  # (vertex, g, snapshot_id, entries or None when done)
+        self.skip = False  # restored as completed: emit DONE without running the processor
+
+    def has_control(self) -> bool:
+        """True when a snapshot request or phase-2 call waits (also for a finished processor)."""
+        return bool(self.control) or bool(self.tasklet.snapshots is not None and self.tasklet.snapshots.finishes)
+
+    def _apply_control(self) -> None:
+        snapshots, control = self.tasklet.snapshots, self.control
+        while control:
+            message = control.popleft()
+            if message[0] == "finish":
+                snapshots.add_finish(message[1], message[2])
+            elif self.finished or self.tasklet.is_done or self.skip:
+                self.on_snapshot(self.vertex, self.g, message[1], None)
+            else:
+                snapshots.request(SnapshotBarrier(message[1]))
 
     def run_once(self) -> bool:
         """Flush, feed, step and route once; True when anything moved."""
@@ -82,10 +103,16 @@ class ProcessorRunner:
             progress = self._flush()
             if pending:
                 return progress
-        if self.finished:
-            return progress
         tasklet = self.tasklet
-        if tasklet.is_done:
+        snapshots = tasklet.snapshots
+        if self.control:
+            self._apply_control()
+        if self.finished:
+            if snapshots is not None and snapshots.finishes and not self.skip:
+                tasklet.step()
+                return True
+            return progress
+        if self.skip or tasklet.is_done:
             for edge in self.outbound:
                 pending.extend((edge.deliver, t, DONE) for t in edge.candidates)
             self.finished = True
@@ -93,7 +120,7 @@ class ProcessorRunner:
             return True
         if tasklet.wants_input():
             for o in tasklet.current_ordinals():
-                if self.inbound[o].drain_into(tasklet):
+                if not (snapshots is not None and snapshots.blocked(o)) and self.inbound[o].drain_into(tasklet):
                     progress = True
         result = tasklet.step()
         out = tasklet.take_output()
@@ -101,9 +128,21 @@ class ProcessorRunner:
             outbound = self.outbound
             for o, items in out:
                 outbound[o].entries(items, pending)
+        if snapshots is not None and (snapshots.snapshots or snapshots.barriers):
+            self._snapshot_done(snapshots)
+            out = True
+        if out:
             self._flush()
             return True
         return progress or result == PROGRESS
+
+    def _snapshot_done(self, snapshots: Any) -> None:
+        """Store and report the saves that completed, then forward their barriers after the items."""
+        for snapshot_id, entries in snapshots.take_snapshots():
+            self.on_snapshot(self.vertex, self.g, snapshot_id, entries)
+        for barrier in snapshots.take_barriers():
+            for edge in self.outbound:
+                self.pending.extend((edge.deliver, t, barrier) for t in edge.candidates)
 
     def _flush(self) -> bool:
         pending = self.pending
@@ -135,6 +174,11 @@ class TaskRunners:
         self.suppliers: list[tuple[str, Any]] = []
         self.threads: list[threading.Thread] = []
         self.links: Links | None = None
+        snapshot_spec = getattr(spec, "snapshots", None)
+        self.snapshots = None
+        if snapshot_spec is not None:
+            driver = StampedClient(driver, spec.attempt)
+            self.snapshots = TaskSnapshots(snapshot_spec, spec.channel.secret, driver)
         try:
             mine = layout.processors_of(t)
             cache: dict[tuple[str, int], dict] = {}
@@ -186,9 +230,11 @@ class TaskRunners:
     def _runner(self, vertex: Any, g: int, processor: Any, driver: Any) -> ProcessorRunner:
         layout, spec = self.layout, self.spec
         _, ctx = self._contexts(vertex, g, driver)
+        snapshots = self.snapshots
+        aligned = None if snapshots is None else snapshots.spec.aligned
         tasklet = ProcessorTasklet(processor, ctx, inbound_priorities=vertex.priorities,
                                    outbound_capacities=vertex.capacities, vertex_name=vertex.name, pipelined=True,
-                                   max_watermark_retain_ms=spec.max_watermark_retain_ms)
+                                   max_watermark_retain_ms=spec.max_watermark_retain_ms, snapshot_aligned=aligned)
         inbound = {}
         for el in vertex.inbound:
             source_p = layout.vertices[el.source].total_parallelism
@@ -196,10 +242,25 @@ class TaskRunners:
             for gs in el.senders_to(g, source_p):
                 queue = self.queues[(vertex.name, g, el.dest_ordinal, gs)] = Queue(self.wake)
                 queues.append(queue)
-            inbound[el.dest_ordinal] = InboundEdge(el.dest_ordinal, queues, spec.max_watermark_retain_ms)
+            inbound[el.dest_ordinal] = InboundEdge(el.dest_ordinal, queues, spec.max_watermark_retain_ms, aligned)
         outbound = [_Outbound(Router(el.spec, g), self._deliverer(el, g)) for el in vertex.outbound]
         cooperative = bool(getattr(processor, "is_cooperative", lambda: True)())
-        return ProcessorRunner(vertex.name, g, tasklet, inbound, outbound, cooperative)
+        if snapshots is None:
+            return ProcessorRunner(vertex.name, g, tasklet, inbound, outbound, cooperative)
+        runner = ProcessorRunner(vertex.name, g, tasklet, inbound, outbound, cooperative, snapshots.on_snapshot)
+        if snapshots.is_done(vertex.name, g):
+            runner.skip = True
+        else:
+            entries = snapshots.entries_for(vertex.name, g, vertex.total_parallelism)
+            if entries is not None:
+                tasklet.snapshots.set_restore(entries)
+        return runner
+
+    def control(self, messages: list[tuple]) -> None:
+        """Hand the driver's snapshot instructions to every processor of the task (any thread)."""
+        for r in self.runners:
+            r.control.extend(messages)
+        self.wake.set()
 
     def _deliverer(self, el: Any, gs: int) -> Callable[[int, Any], bool]:
         layout, t, queues = self.layout, self.t, self.queues
@@ -261,7 +322,7 @@ class TaskRunners:
             progress = False
             active = False
             for r in runners:
-                if r.finished and not r.pending:
+                if r.finished and not r.pending and not r.has_control():
                     continue
                 active = True
                 try:

@@ -47,6 +47,8 @@ class WorkerSpec:
     suppliers: dict[str, list[Any]]        # vertex -> per member ProcessorSupplier
     guarantee: Any = None
     max_watermark_retain_ms: int | None = None
+    snapshots: Any = None                  # SnapshotSpec when the job takes snapshots
+    attempt: int = 0                       # execution number: the driver ignores tasks of older executions
     log_levels: dict[str, list[int]] | None = None   # vertex -> the driver's level per processor (logforward)
 
 
@@ -82,7 +84,7 @@ class Worker:
             if runners is not None:
                 runners.close()
                 try:
-                    control.send("jetspark.done", {"task": t, "metrics": runners.metrics()})
+                    control.send("jetspark.done", {"task": t, "attempt": spec.attempt, "metrics": runners.metrics()})
                 except OSError:
                     pass
             if poller.is_alive():
@@ -94,7 +96,8 @@ class Worker:
         while not stop.wait(POLL_SECONDS):
             r = runners()
             try:
-                reply = control.request("jetspark.status", {"task": t, "metrics": r.metrics() if r else {}},
+                reply = control.request("jetspark.status", {"task": t, "attempt": self.spec.attempt,
+                                                             "metrics": r.metrics() if r else {}},
                                         timeout=10)
                 failures = 0
             except (OSError, TimeoutError, RuntimeError):
@@ -102,3 +105,7 @@ class Worker:
                 reply = {"stop": failures >= 5}  # the driver is gone: do not run on for ever
             if reply.get("stop"):
                 stop.set()
+            elif r is not None and r.snapshots is not None:
+                messages = r.snapshots.instructions(reply)
+                if messages:
+                    r.control(messages)

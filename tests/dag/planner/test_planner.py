@@ -3,7 +3,6 @@ explain/DOT content and planning speed."""
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
@@ -245,16 +244,14 @@ def test_plan_dot_when_planned_then_stages_are_clusters_and_edges_labelled():
     assert 'label="partitionBy(2)\\npre-aggregated"' in dot
 
 
-def test_plan_when_thousand_vertices_then_well_under_a_second():
+def test_plan_when_thousand_vertices_then_every_vertex_planned():
     dag = DAG()
     prev = dag.new_vertex("v0", noop_p())
     for i in range(1, 1000):
         v = dag.new_vertex(f"v{i}", noop_p(), local_parallelism=1 + i % 3)
         dag.edge(between(prev, v).partitioned(whole_item) if i % 5 == 0 else between(prev, v))
         prev = v
-    start = time.perf_counter()
-    p = plan(dag, members=2)
-    assert time.perf_counter() - start < 0.5
+    p = plan(dag, members=2)  # planning time is measured in bench/bench_planning.py, not asserted here
     assert len(p.vertices) == 1000
 
 

@@ -1,0 +1,319 @@
+"""Snapshots and restarts of PIPELINED jobs on local Spark, with injected faults (issue 12).
+
+Every fault fires once, guarded by a marker file (processors run in Spark's Python workers, not in the test
+process): ``RestartableError`` at random items, in ``save_to_snapshot`` and in a sink's
+``snapshot_commit_finish`` (a crash between prepare and finish), and a killed Python worker. Per guarantee:
+EXACTLY_ONCE gives every output exactly once, AT_LEAST_ONCE loses nothing, NONE fails with the error; a plain
+user exception fails the job under every guarantee.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from dag import DAG, ExecutionMode, JobConfig, JobFailedError, ProcessingGuarantee, RestartableError
+from dag.runtime.job import JobStatus
+from edges import between
+from processors import (AbstractProcessor, Processor, SourceBuilder, aggregate_by_key_p, counting, write_file_p,
+                        write_list_p)
+
+pytestmark = pytest.mark.spark
+
+EXACTLY_ONCE, AT_LEAST_ONCE, NONE = (ProcessingGuarantee.EXACTLY_ONCE, ProcessingGuarantee.AT_LEAST_ONCE,
+                                     ProcessingGuarantee.NONE)
+N = 6000
+TIMEOUT = 240
+
+
+def _config(guarantee, **kw):
+    return JobConfig(execution_mode=ExecutionMode.PIPELINED, processing_guarantee=guarantee,
+                     snapshot_interval_ms=kw.pop("snapshot_interval_ms", 100), **kw)
+
+
+def _sequence(count: int, per_fill: int = 30):
+    """The tutorial's fault-tolerant sequence source, bounded; slow enough to span several snapshots."""
+
+    def fill(state, buf):
+        for _ in range(per_fill):
+            if state["n"] >= count:
+                buf.close()
+                return
+            buf.add(state["n"])
+            state["n"] += 1
+        time.sleep(0.002)
+
+    def restore(state, saved):
+        state["n"] = saved[0]
+
+    return (SourceBuilder.batch("sequence", lambda ctx: {"n": 0}).fill_buffer_fn(fill)
+            .create_snapshot_fn(lambda state: state["n"]).restore_snapshot_fn(restore).build())
+
+
+def _once(marker: Path) -> bool:
+    """True the first time it is called for ``marker`` (across processes)."""
+    try:
+        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return False
+    os.close(fd)
+    return True
+
+
+class FailAt(AbstractProcessor):
+    """Passes items on; at each item in ``points`` raises ``error`` once (``kill``: kills its Python worker)."""
+
+    def __init__(self, points, markers: Path, error=RestartableError, kill=False):
+        super().__init__()
+        self.points, self.markers, self.error, self.kill = set(points), markers, error, kill
+
+    def try_process0(self, item):
+        if item in self.points and _once(self.markers / f"item-{item}"):
+            if self.kill:
+                os.kill(os.getpid(), signal.SIGKILL)
+            raise self.error(f"injected at item {item}")
+        return self.try_emit(item)
+
+
+def _pipeline(sink_supplier, middle, count=N):
+    dag = DAG()
+    source = dag.new_vertex("sequence", _sequence(count))
+    mid = dag.new_vertex("middle", middle, local_parallelism=2)
+    sink = dag.new_vertex("sink", sink_supplier, local_parallelism=1)
+    dag.edge(between(source, mid))
+    dag.edge(between(mid, sink))
+    return dag
+
+
+def _run(engine, dag, config):
+    job = engine.new_job(dag, config)
+    job.join(timeout=TIMEOUT)
+    return job
+
+
+def _counts(items):
+    c = Counter(items)
+    return len(set(range(N)) - set(c)), sum(n - 1 for n in c.values())
+
+
+def test_exactly_once_when_restartable_errors_at_random_items_then_every_item_once(engine, tmp_path):
+    points = random.Random(7).sample(range(N // 10, N), 3)
+    dag = _pipeline(write_list_p("eo-random"), lambda: FailAt(points, tmp_path))
+    job = _run(engine, dag, _config(EXACTLY_ONCE))
+    assert job.status is JobStatus.COMPLETED
+    assert _counts(engine.get_list("eo-random")) == (0, 0)
+    assert job.metrics().restarts == 3
+
+
+def test_exactly_once_when_python_worker_killed_then_every_item_once(engine, tmp_path):
+    dag = _pipeline(write_list_p("eo-kill"), lambda: FailAt([N // 2], tmp_path, kill=True))
+    job = _run(engine, dag, _config(EXACTLY_ONCE))
+    assert _counts(engine.get_list("eo-kill")) == (0, 0)
+    assert job.metrics().restarts >= 1
+
+
+def test_exactly_once_file_sink_when_restarted_then_each_line_once_and_nothing_staged(engine, tmp_path):
+    out = tmp_path / "out"
+    markers = tmp_path / "m"
+    markers.mkdir()
+    dag = _pipeline(write_file_p(out, exactly_once=True), lambda: FailAt([N // 3, 2 * N // 3], markers))
+    _run(engine, dag, _config(EXACTLY_ONCE))
+    lines = [int(x) for f in out.iterdir() for x in f.read_text().split()]
+    assert _counts(lines) == (0, 0)
+    assert not [f.name for f in out.iterdir() if f.name.startswith(".")]
+
+
+class FlakySave(AbstractProcessor):
+    """Counts items; fails once while saving (a failure during the snapshot write); saves and restores the count."""
+
+    def __init__(self, markers: Path):
+        super().__init__()
+        self.markers, self.count = markers, 0
+
+    def init_processor(self, context):
+        self.index = context.global_processor_index
+
+    def try_process0(self, item):
+        self.count += 1
+        return self.try_emit(item)
+
+    def save_to_snapshot(self):
+        if self.count > 0 and _once(self.markers / f"save-{self.index}"):
+            raise RestartableError("disk full while saving")
+        return self.try_emit_to_snapshot(("count", self.index), self.count)
+
+    def restore_from_snapshot_entry(self, key, value):
+        self.count += value
+
+
+def test_exactly_once_when_save_fails_then_restarted_and_every_item_once(engine, tmp_path):
+    dag = _pipeline(write_list_p("eo-save"), lambda: FlakySave(tmp_path))
+    job = _run(engine, dag, _config(EXACTLY_ONCE))
+    assert _counts(engine.get_list("eo-save")) == (0, 0)
+    assert job.metrics().restarts >= 1
+
+
+class CommitFailsOnce(Processor):
+    """A pass-through whose phase 2 raises once: the crash comes after prepare, before finish."""
+
+    def __init__(self, markers: Path):
+        self.markers = markers
+
+    def init(self, outbox, context):
+        self.outbox = outbox
+
+    def process(self, ordinal, inbox):
+        while inbox:
+            if not self.outbox.offer(inbox.peek()):
+                return
+            inbox.poll()
+
+    def snapshot_commit_finish(self, success):
+        if _once(self.markers / "commit"):
+            raise RestartableError("crash between prepare and finish")
+        return True
+
+
+def test_exactly_once_when_crash_between_prepare_and_finish_then_every_item_once(engine, tmp_path):
+    dag = _pipeline(write_list_p("eo-commit"), lambda: CommitFailsOnce(tmp_path))
+    job = _run(engine, dag, _config(EXACTLY_ONCE))
+    assert _counts(engine.get_list("eo-commit")) == (0, 0)
+    assert job.metrics().restarts == 1
+
+
+def test_at_least_once_when_restarted_then_nothing_lost(engine, tmp_path):
+    dag = _pipeline(write_list_p("alo"), lambda: FailAt([N // 2], tmp_path))
+    _run(engine, dag, _config(AT_LEAST_ONCE))
+    assert _counts(engine.get_list("alo"))[0] == 0
+
+
+def test_none_when_restartable_error_then_job_fails_with_it(engine, tmp_path):
+    dag = _pipeline(write_list_p("none"), lambda: FailAt([N // 2], tmp_path))
+    with pytest.raises(JobFailedError, match="injected") as failure:
+        _run(engine, dag, _config(NONE))
+    assert failure.value.exc_type == "RestartableError" and failure.value.vertex == "middle"
+
+
+@pytest.mark.parametrize("guarantee", [EXACTLY_ONCE, AT_LEAST_ONCE])
+def test_user_exception_when_snapshotting_then_job_fails_without_restart(engine, tmp_path, guarantee):
+    dag = _pipeline(write_list_p(f"user-{guarantee.value}"), lambda: FailAt([N // 2], tmp_path, error=KeyError))
+    job = engine.new_job(dag, _config(guarantee))
+    with pytest.raises(JobFailedError, match="injected") as failure:
+        job.join(timeout=TIMEOUT)
+    assert failure.value.exc_type == "KeyError" and job.metrics().restarts == 0
+
+
+class AlwaysRestartable(AbstractProcessor):
+    def try_process0(self, item):
+        raise RestartableError("always")
+
+
+def test_restarts_when_failure_repeats_then_job_stops_after_max_with_last_error(engine):
+    dag = _pipeline(write_list_p("max"), AlwaysRestartable, count=100)
+    job = engine.new_job(dag, _config(EXACTLY_ONCE, max_restarts=2))
+    with pytest.raises(JobFailedError, match="always"):
+        job.join(timeout=TIMEOUT)
+    assert job.metrics().restarts == 2 and job.status is JobStatus.FAILED
+
+
+def test_keyed_state_when_restarted_then_counts_exact(engine, tmp_path):
+    dag = DAG()
+    source = dag.new_vertex("sequence", _sequence(N))
+    fail = dag.new_vertex("fail", lambda: FailAt([N // 2], tmp_path), local_parallelism=1)
+    count = dag.new_vertex("count", aggregate_by_key_p(lambda x: x % 7, counting()), local_parallelism=2)
+    sink = dag.new_vertex("sink", write_list_p("keyed"), local_parallelism=1)
+    dag.edge(between(source, fail))
+    dag.edge(between(fail, count).partitioned(lambda x: x % 7))
+    dag.edge(between(count, sink))
+    job = _run(engine, dag, _config(EXACTLY_ONCE))
+    assert sorted(engine.get_list("keyed")) == sorted(Counter(x % 7 for x in range(N)).items())
+    assert job.metrics().restarts == 1
+
+
+class SavesButCannotRestore(Processor):
+    def init(self, outbox, context):
+        self.outbox = outbox
+
+    def process(self, ordinal, inbox):
+        inbox.clear()
+
+    def save_to_snapshot(self):
+        return self.outbox.offer_to_snapshot("state", 1)
+
+
+def test_restore_when_processor_does_not_override_restore_then_fails_naming_vertex_and_class(engine, tmp_path):
+    dag = DAG()
+    source = dag.new_vertex("sequence", _sequence(N))
+    fail = dag.new_vertex("fail", lambda: FailAt([N // 2], tmp_path), local_parallelism=1)
+    stateful = dag.new_vertex("stateful", SavesButCannotRestore, local_parallelism=1)
+    dag.edge(between(source, fail))
+    dag.edge(between(fail, stateful))
+    with pytest.raises(JobFailedError, match=r"vertex 'stateful'.*SavesButCannotRestore.*restore_from_snapshot"):
+        _run(engine, dag, _config(EXACTLY_ONCE))
+
+
+def _stream_sequence():
+    def fill(state, buf):
+        for _ in range(20):
+            buf.add(state["n"])
+            state["n"] += 1
+        time.sleep(0.005)
+
+    def restore(state, saved):
+        state["n"] = saved[0]
+
+    return (SourceBuilder.stream("ticks", lambda ctx: {"n": 0}).fill_buffer_fn(fill)
+            .create_snapshot_fn(lambda state: state["n"]).restore_snapshot_fn(restore).build())
+
+
+def _wait_for(predicate, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(0.05)
+
+
+def test_suspend_resume_restart_when_stream_job_then_output_contiguous_and_exactly_once(engine):
+    dag = DAG()
+    source = dag.new_vertex("ticks", _stream_sequence())
+    sink = dag.new_vertex("sink", write_list_p("suspended"), local_parallelism=1)
+    dag.edge(between(source, sink))
+    out = engine.get_list("suspended")
+    job = engine.new_job(dag, _config(EXACTLY_ONCE, snapshot_interval_ms=200))
+    _wait_for(lambda: len(out) > 500)
+    job.suspend()
+    assert job.status is JobStatus.SUSPENDED
+    frozen = len(out)
+    time.sleep(1.0)
+    assert len(out) == frozen  # nothing runs while suspended
+    job.resume()
+    _wait_for(lambda: len(out) > frozen + 500)
+    job.restart()
+    assert job.status is JobStatus.RUNNING
+    _wait_for(lambda: len(out) > frozen + 1000)
+    job.cancel()
+    with pytest.raises(JobFailedError):
+        job.join(timeout=TIMEOUT)
+    items = list(out)
+    assert items == list(range(len(items)))  # every published item once, none skipped
+
+
+def test_suspend_when_job_takes_no_snapshots_then_refused(engine):
+    dag = DAG()
+    source = dag.new_vertex("ticks", _stream_sequence())
+    dag.edge(between(source, dag.new_vertex("sink", write_list_p("no-snapshots"), local_parallelism=1)))
+    job = engine.new_job(dag, _config(NONE))
+    try:
+        _wait_for(lambda: job.status is JobStatus.RUNNING)
+        with pytest.raises(Exception, match="needs a PIPELINED job with processing_guarantee"):
+            job.suspend()
+    finally:
+        job.cancel()
+        with pytest.raises(JobFailedError):
+            job.join(timeout=TIMEOUT)
