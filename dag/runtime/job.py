@@ -245,6 +245,7 @@ class Job:
         """Run the job on the pipelined runtime (``dag/runtime/pipelined``); like :meth:`_execute`."""
         from dag.runtime.driver_topics import register_collection_topics
         from dag.runtime.jobchannel import JobChannel
+        from dag.runtime.logforward import register_log_topics
         from dag.runtime.pipelined.coordinator import PipelinedRun
         from dag.runtime.progress import ProgressDisplay
 
@@ -254,6 +255,7 @@ class Job:
         progress = None
         self._channel = JobChannel(sc.master, sc.getConf().get("spark.driver.host"), self._on_task_failure)
         register_collection_topics(self._channel, self._engine._collections)  # noqa: SLF001
+        register_log_topics(self._channel)
         try:
             self._status = JobStatus.STARTING
             sc.setJobGroup(self.group_id, f"jetspark job '{self._name}' (pipelined)", interruptOnCancel=True)

@@ -12,6 +12,7 @@ import pytest
 from dag import DAG
 from dag.runtime.jobchannel import JobChannel
 from dag.runtime.logforward import forwarding, reemit, register_log_topics
+from modes import MODES, ModeEngine
 from edges import between
 from processors import AbstractProcessor, map_p, peek_input_p, read_list_p, write_list_p, write_logger_p
 
@@ -29,6 +30,12 @@ class Collect(logging.Handler):
         for r in self.records:
             out.setdefault(r.name, []).append(r.getMessage())
         return out
+
+
+@pytest.fixture(scope="module", params=MODES, ids=lambda m: m.value)
+def engine(request, engine):
+    """Every job of this module runs STAGED and again PIPELINED: logs reach the driver the same way."""
+    return ModeEngine(engine, request.param)
 
 
 @pytest.fixture()

@@ -29,7 +29,6 @@ the same channel after a failure it deems restartable.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from typing import Any
@@ -48,7 +47,6 @@ SLOT_WAIT_SECONDS = 30.0
 """How long ``new_job`` waits for enough free Spark slots before refusing a pipelined job."""
 STOP_GRACE = 5.0
 """Seconds the tasks have to stop by themselves before the coordinator cancels the Spark job group."""
-_log = logging.getLogger("jetspark.pipelined")
 
 
 def task_count(total_slots: int, members: int) -> int:
@@ -169,7 +167,11 @@ class PipelinedRun:
         self._run_stage(spec)
 
     def _worker_spec(self) -> WorkerSpec:
+        from dag.runtime.logforward import driver_level
+
         suppliers = {}
+        levels = {vp.name: [driver_level(f"jetspark.{vp.name}#{g}") for g in range(vp.total_parallelism)]
+                  for vp in self.plan.vertices.values()}
         for vp in self.plan.vertices.values():
             meta = self.dag.get_vertex(vp.name).meta_supplier
             if vp.kind in (VertexKind.DRIVER_SOURCE, VertexKind.DRIVER_SINK):
@@ -179,7 +181,8 @@ class PipelinedRun:
             job_name=self.job.name, job_id=self.job.id, channel=self.channel.ref,
             host="127.0.0.1" if self.engine._local else None,  # noqa: SLF001
             layout=self.layout, suppliers=suppliers, guarantee=self.job.config.processing_guarantee,
-            max_watermark_retain_ms=_retain(self.job.config.max_watermark_retain_ms), attempt=self.attempt)
+            max_watermark_retain_ms=_retain(self.job.config.max_watermark_retain_ms), attempt=self.attempt,
+            log_levels=levels)
 
     def _wait_for_slots(self) -> None:
         needed = self.layout.tasks

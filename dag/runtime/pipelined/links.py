@@ -39,6 +39,7 @@ class _Writer:
         self.peer, self.conn, self.on_error = peer, conn, on_error
         self.pending: deque = deque()
         self.ready = threading.Condition()
+        self.waiting = False   # set under the lock by the writer before it waits (no lost wake-up)
         self.closing = False
         self.thread = threading.Thread(target=self._loop, name=f"jetspark-link-to-{peer}", daemon=True)
 
@@ -46,7 +47,7 @@ class _Writer:
         if len(self.pending) >= LINK_ENTRIES and entry.__class__ is list:
             return False
         self.pending.append((key, entry))
-        if len(self.pending) == 1:
+        if self.waiting:
             with self.ready:
                 self.ready.notify()
         return True
@@ -57,8 +58,10 @@ class _Writer:
             while True:
                 if not pending:
                     with self.ready:
+                        self.waiting = True
                         if not pending and not self.closing:
                             self.ready.wait(0.05)
+                        self.waiting = False
                     if not pending:
                         if self.closing:
                             self.conn.send(_BYE, as_json=True)

@@ -28,7 +28,7 @@ from dag.runtime.pipelined.snapshots import StampedClient, TaskSnapshots
 from dag.runtime.senders import Router
 from processors.barrier import SnapshotBarrier
 from processors.driver import back_off_seconds
-from processors.tasklet import NEEDS_INPUT, PROGRESS, ProcessorTasklet, close_processor
+from processors.tasklet import PROGRESS, ProcessorTasklet, close_processor
 from processors.watermark import Watermark
 
 __all__ = ["ProcessorRunner", "TaskRunners", "MAX_IDLE_WAIT"]
@@ -348,6 +348,11 @@ class TaskRunners:
         self.wake.set()
 
     # ------------------------------------------------------------------ results and cleanup
+    def log_targets(self) -> list[tuple[Any, int]]:
+        """``(processor logger, the driver's level for it)`` of every processor whose logs go to the driver."""
+        levels = self.spec.log_levels or {}
+        return [(r.tasklet.context.logger, levels[r.vertex][r.g]) for r in self.runners if r.vertex in levels]
+
     def metrics(self) -> dict:
         counters = {}
         for r in self.runners:

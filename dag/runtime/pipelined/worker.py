@@ -19,11 +19,13 @@ In task ``t`` the worker
 from __future__ import annotations
 
 import threading
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
 from dag.runtime.channel import ChannelClient
 from dag.runtime.failures import encode_failure
+from dag.runtime.logforward import forwarding
 from dag.runtime.pipelined.layout import Layout
 from dag.runtime.pipelined.runner import TaskRunners
 
@@ -47,6 +49,7 @@ class WorkerSpec:
     max_watermark_retain_ms: int | None = None
     snapshots: Any = None                  # SnapshotSpec when the job takes snapshots
     attempt: int = 0                       # execution number: the driver ignores tasks of older executions
+    log_levels: dict[str, list[int]] | None = None   # vertex -> the driver's level per processor (logforward)
 
 
 class Worker:
@@ -68,7 +71,10 @@ class Worker:
             poller.start()
             addresses = barrier.allGather(",".join(map(str, runners.links.address)))  # type: ignore[union-attr]
             runners.links.connect([(a.split(",")[0], int(a.split(",")[1])) for a in addresses])  # type: ignore
-            runners.run()
+            with ExitStack() as forwarded:  # processors' log records go to the driver's logging
+                for logger, level in runners.log_targets():
+                    forwarded.enter_context(forwarding(logger, ref, level))
+                runners.run()
             return {"task": t}
         except Exception as exc:
             stop.set()
