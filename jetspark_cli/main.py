@@ -84,12 +84,14 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
 
     run = command("run", "Run the job: prepare, run the DAG on Spark, report.",
                   "[--master URL] [--members N] [--parallelism L] [--progress] [--name NAME] [--seconds N] "
-                  "[--measured FILE] ")
+                  "[--guarantee G] [--measured FILE] ")
     engine_options(run)
     run.add_argument("--progress", action="store_true", help="show a progress line per Spark stage")
     run.add_argument("--name", help="job name (default: the JobSpec's name or the function's)")
     run.add_argument("--seconds", type=float, metavar="N",
                      help="cancel the job after N seconds (a stream job otherwise runs until Ctrl-C)")
+    run.add_argument("--guarantee", choices=["none", "at_least_once", "exactly_once"], default="none",
+                     help="processing guarantee of a pipelined job: snapshots and restarts (default: none)")
     run.add_argument("--measured", metavar="FILE",
                      help="write the DAG with measured items and rates on its edges (DOT, or .svg/.png/.pdf)")
 
@@ -216,7 +218,7 @@ def _check_before_spark(args: argparse.Namespace, dag: Any) -> None:
 
 
 def _cmd_run(args: argparse.Namespace, spec: Any, target: Target) -> None:
-    from dag.config import JobConfig
+    from dag.config import JobConfig, ProcessingGuarantee
     from dag.runtime.engine import Engine
     from dag.runtime.interrupts import InterruptGuard
     from jetspark_cli.streaming import is_stream_dag, run_stream, write_measured
@@ -229,7 +231,8 @@ def _cmd_run(args: argparse.Namespace, spec: Any, target: Target) -> None:
         if spec.prepare is not None:
             _call_user(target, "prepare", spec.prepare, engine)
         started = time.perf_counter()
-        job = engine.new_job(spec.dag, JobConfig(name=name))
+        guarantee = ProcessingGuarantee[args.guarantee.upper()]
+        job = engine.new_job(spec.dag, JobConfig(name=name, processing_guarantee=guarantee))
         if is_stream_dag(spec.dag) or args.seconds is not None:
             guard.release()  # the stream loop handles KeyboardInterrupt itself
             outcome = run_stream(engine, job, spec.dag, args.seconds, args.measured)

@@ -99,6 +99,7 @@ class StreamMonitor:
         self.started = time.monotonic()
         self._last = (self.started, {})
         self._shown: dict[str, int] = {}
+        self._last_snapshot: tuple[int | None, float] = (None, 0.0)
         self._sinks = [v.name for v in dag if not dag.get_outbound_edges(v.name)]
         self._lists = [v.meta_supplier.collection[1] for v in dag
                        if getattr(v.meta_supplier, "runtime_kind", None) == "driver_sink"
@@ -142,15 +143,17 @@ class StreamMonitor:
         return f"watermark lag {time.time() - min(marks) / 1000:.1f} s"
 
     def _snapshot(self) -> str:
-        from dag.config import ProcessingGuarantee
-
-        if self.job.config.processing_guarantee is ProcessingGuarantee.NONE:
+        """The last complete snapshot's id and age (the pipelined run's snapshot coordinator), and restarts."""
+        run = getattr(self.job, "_pipelined_run", None)  # noqa: SLF001 - the live run, set while it runs
+        snapshots = getattr(run, "snapshotting", None)
+        if snapshots is None:
             return "snapshots off"
-        last = getattr(self.job, "last_snapshot", None)  # (id, wall time) once the runtime takes snapshots
+        last, now = snapshots.coordinator.last_complete, time.monotonic()
         if last is None:
-            return "no snapshot yet"
-        snapshot_id, at = last
-        return f"snapshot {snapshot_id} {time.time() - at:.1f} s ago"
+            return f"no snapshot yet, {snapshots.restarts} restart(s)"
+        if last != self._last_snapshot[0]:
+            self._last_snapshot = (last, now)
+        return f"snapshot {last} {now - self._last_snapshot[1]:.1f} s ago, {snapshots.restarts} restart(s)"
 
     def finish(self) -> None:
         if self.err.isatty():

@@ -1,5 +1,6 @@
 """examples/sequence_source.py: the checkpointed sequence source resumes from its saved offset, the injected
-failure fires once, and a real EXACTLY_ONCE run publishes each number exactly once."""
+failure fires once, and real EXACTLY_ONCE runs, with and without the injected failure, publish each number
+exactly once."""
 
 from __future__ import annotations
 
@@ -54,3 +55,12 @@ def test_sequence_source_when_run_exactly_once_then_each_number_published_once(e
     out = tmp_path / "out"
     engine.new_job(seq.build_dag(out, 5000), seq.job_config(100)).join(timeout=300)
     assert seq.published_numbers(out) == list(range(5000))
+
+
+@pytest.mark.spark
+def test_sequence_source_when_failure_injected_then_restarted_and_each_number_published_once(engine, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    job = engine.new_job(seq.build_dag(out, 20_000, fail_after=10_000), seq.job_config(100))
+    job.join(timeout=300)
+    assert (out / seq.MARKER).exists() and job.metrics().restarts == 1  # the failure happened, the job restarted
+    assert seq.published_numbers(out) == list(range(20_000))
