@@ -108,7 +108,9 @@ def test_exactly_once_when_restartable_errors_at_random_items_then_every_item_on
     job = _run(engine, dag, _config(EXACTLY_ONCE))
     assert job.status is JobStatus.COMPLETED
     assert _counts(engine.get_list("eo-random")) == (0, 0)
-    assert job.metrics().restarts == 3
+    assert sorted(m.name for m in tmp_path.iterdir()) == sorted(f"item-{p}" for p in points)  # all 3 fired
+    # Two injected failures can hit the two middle processors within one execution: one restart covers both.
+    assert 1 <= job.metrics().restarts <= 3
 
 
 def test_exactly_once_when_python_worker_killed_then_every_item_once(engine, tmp_path):
