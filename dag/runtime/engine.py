@@ -142,7 +142,9 @@ class Engine:
         returns the :class:`~dag.runtime.job.Job` at once.
 
         Planning errors (an invalid DAG or pipeline) and user functions that cannot be pickled
-        (``shippable.py``) are raised here, before anything runs.
+        (``shippable.py``) are raised here, before anything runs. A pipelined job waits here up to 30 s for
+        the free Spark slots its gang-scheduled stage needs, then is refused (``JobFailedError`` saying how many
+        are needed and free).
         """
         from dag.runtime.shippable import check_shippable
 
@@ -159,6 +161,10 @@ class Engine:
 
             register_user_modules()
         check_shippable(dag)
+        if plan.pipelined is not None:  # the gang needs all its slots at once: refuse here, not later in join()
+            from dag.runtime.pipelined.coordinator import wait_for_slots
+
+            wait_for_slots(self._spark.sparkContext, plan.pipelined.tasks, config.name or "(unnamed)")
         with self._lock:
             job_id = next(_job_ids)
             name = config.name or f"job-{job_id}"

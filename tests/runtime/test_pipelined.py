@@ -186,3 +186,22 @@ def test_pipelined_watermarks_are_coalesced_over_senders_and_strictly_increasing
     # the minimum over the senders not yet done, strictly increasing (a done sender stops holding back: Jet)
     assert wms in ([1, 11, 100], [1, 100], [11, 100])
     assert sorted(x for x in got if isinstance(x, str)) == ["a0", "a1", "b0", "b1"]
+
+
+def test_new_job_when_gang_slots_taken_then_refused_naming_needed_and_free(engine, monkeypatch):
+    from dag.runtime.pipelined import coordinator
+
+    first = unique("slots-holder")
+    job = engine.new_job(endless_dag(first), PIPELINED)
+    try:
+        wait_for(lambda: len(engine.get_list(first)) > 100)  # the holder's stage runs: its tasks hold every slot
+        wait_for(lambda: coordinator.free_slots(engine.spark.sparkContext) == 0)
+        monkeypatch.setattr(coordinator, "SLOT_WAIT_SECONDS", 0.5)
+        with pytest.raises(JobFailedError, match=r"needs 2 free Spark task slot\(s\).*only 0 of 2 are free"):
+            engine.new_job(endless_dag(unique("slots-refused")), JobConfig(name="refused", **PIPELINED.model_dump(
+                exclude={"name"})))
+        assert engine.get_job("refused") is None  # refused before a Job existed
+    finally:
+        job.cancel()
+        with pytest.raises(CancellationError):
+            job.join(timeout=60)

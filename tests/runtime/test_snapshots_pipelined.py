@@ -37,13 +37,16 @@ def _config(guarantee, **kw):
                      snapshot_interval_ms=kw.pop("snapshot_interval_ms", 100), **kw)
 
 
-def _sequence(count: int, per_fill: int = 30):
-    """The tutorial's fault-tolerant sequence source, bounded; slow enough to span several snapshots."""
+def _sequence(count: int, per_fill: int = 30, until=None):
+    """The tutorial's fault-tolerant sequence source, bounded; slow enough to span several snapshots. With
+    ``until``, it completes only once ``until()`` is true (so a test can wait for a snapshot phase)."""
 
     def fill(state, buf):
         for _ in range(per_fill):
             if state["n"] >= count:
-                buf.close()
+                if until is None or until():
+                    buf.close()
+                time.sleep(0.01)
                 return
             buf.add(state["n"])
             state["n"] += 1
@@ -81,9 +84,9 @@ class FailAt(AbstractProcessor):
         return self.try_emit(item)
 
 
-def _pipeline(sink_supplier, middle, count=N):
+def _pipeline(sink_supplier, middle, count=N, until=None):
     dag = DAG()
-    source = dag.new_vertex("sequence", _sequence(count))
+    source = dag.new_vertex("sequence", _sequence(count, until=until))
     mid = dag.new_vertex("middle", middle, local_parallelism=2)
     sink = dag.new_vertex("sink", sink_supplier, local_parallelism=1)
     dag.edge(between(source, mid))
@@ -183,7 +186,9 @@ class CommitFailsOnce(Processor):
 
 
 def test_exactly_once_when_crash_between_prepare_and_finish_then_every_item_once(engine, tmp_path):
-    dag = _pipeline(write_list_p("eo-commit"), lambda: CommitFailsOnce(tmp_path))
+    marker = tmp_path / "commit"
+    # the source ends only after a snapshot's phase 2 ran (and crashed): the restart happens whatever the timing
+    dag = _pipeline(write_list_p("eo-commit"), lambda: CommitFailsOnce(tmp_path), until=marker.exists)
     job = _run(engine, dag, _config(EXACTLY_ONCE))
     assert _counts(engine.get_list("eo-commit")) == (0, 0)
     assert job.metrics().restarts == 1

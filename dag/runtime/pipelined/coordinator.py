@@ -41,7 +41,7 @@ from dag.config import ProcessingGuarantee
 from dag.runtime.pipelined.restarts import SnapshotRun
 from dag.runtime.pipelined.worker import Worker, WorkerSpec
 
-__all__ = ["PipelinedRun", "StageFunction", "SLOT_WAIT_SECONDS", "STOP_GRACE", "free_slots", "task_count"]
+__all__ = ["PipelinedRun", "StageFunction", "SLOT_WAIT_SECONDS", "STOP_GRACE", "free_slots", "task_count", "wait_for_slots"]
 
 SLOT_WAIT_SECONDS = 30.0
 """How long ``new_job`` waits for enough free Spark slots before refusing a pipelined job."""
@@ -63,6 +63,26 @@ def free_slots(sc: Any) -> int:
         if info is not None:
             busy += info.numActiveTasks
     return sc.defaultParallelism - busy
+
+
+def wait_for_slots(sc: Any, needed: int, job_name: str, stop: threading.Event | None = None) -> None:
+    """Wait up to :data:`SLOT_WAIT_SECONDS` until ``needed`` Spark task slots are free, else refuse the job.
+
+    ``engine.new_job`` calls it before a pipelined job starts (the contract's refusal), the coordinator again
+    before every (re)start of the stage; ``stop`` ends the wait early (a cancel).
+    """
+    deadline = time.monotonic() + SLOT_WAIT_SECONDS
+    while True:
+        free = free_slots(sc)
+        if free >= needed:
+            return
+        if (stop is not None and stop.is_set()) or time.monotonic() >= deadline:
+            raise JobFailedError(
+                f"Job '{job_name}' needs {needed} free Spark task slot(s) for its pipelined stage (one per task, all "
+                f"at once), but only {free} of {sc.defaultParallelism} are free after waiting "
+                f"{SLOT_WAIT_SECONDS:.0f} s; wait for other jobs to finish or give Spark more cores",
+                job_name=job_name)
+        time.sleep(0.1)
 
 
 class StageFunction:
@@ -185,19 +205,7 @@ class PipelinedRun:
             log_levels=levels)
 
     def _wait_for_slots(self) -> None:
-        needed = self.layout.tasks
-        deadline = time.monotonic() + SLOT_WAIT_SECONDS
-        while True:
-            free = free_slots(self.sc)
-            if free >= needed:
-                return
-            if self.stop_requested.is_set() or time.monotonic() >= deadline:
-                raise JobFailedError(
-                    f"Job '{self.job.name}' needs {needed} free Spark task slot(s) for its pipelined stage (one per "
-                    f"task, all at once), but only {free} of {self.sc.defaultParallelism} are free after waiting "
-                    f"{SLOT_WAIT_SECONDS:.0f} s; wait for other jobs to finish or give Spark more cores",
-                    job_name=self.job.name)
-            time.sleep(0.1)
+        wait_for_slots(self.sc, self.layout.tasks, self.job.name, self.stop_requested)
 
     def _run_stage(self, spec: WorkerSpec) -> None:
         tasks = self.layout.tasks
