@@ -188,9 +188,6 @@ class Job:
     def _execute(self) -> BaseException | None:
         """Run the plan; returns the failure (None on success). Returns only when no task of the job runs."""
         from dag.runtime.build import PlanRun
-        from dag.runtime.driver_topics import register_collection_topics
-        from dag.runtime.jobchannel import JobChannel
-        from dag.runtime.logforward import register_log_topics
         from dag.runtime.progress import ProgressDisplay
 
         sc = self._engine.spark.sparkContext
@@ -198,9 +195,7 @@ class Job:
         error: BaseException | None = None
         progress = ProgressDisplay(sc, self) if self._engine.config.progress else None
         self._progress = progress
-        self._channel = JobChannel(sc.master, sc.getConf().get("spark.driver.host"), self._on_task_failure)
-        register_collection_topics(self._channel, self._engine._collections)  # noqa: SLF001
-        register_log_topics(self._channel)
+        self._open_channel(sc)
         try:
             self._status = JobStatus.STARTING
             sc.setJobGroup(self.group_id, f"jetspark job '{self._name}'", interruptOnCancel=True)
@@ -223,6 +218,20 @@ class Job:
         finally:
             if progress is not None:
                 progress.stop()
+        return self._close_run(run, error)
+
+    def _open_channel(self, sc: Any) -> None:
+        """The job's authenticated driver channel, serving failures, driver-side collections and log records."""
+        from dag.runtime.driver_topics import register_collection_topics
+        from dag.runtime.jobchannel import JobChannel
+        from dag.runtime.logforward import register_log_topics
+
+        self._channel = JobChannel(sc.master, sc.getConf().get("spark.driver.host"), self._on_task_failure)
+        register_collection_topics(self._channel, self._engine._collections)  # noqa: SLF001
+        register_log_topics(self._channel)
+
+    def _close_run(self, run: Any, error: BaseException | None) -> BaseException | None:
+        """COMPLETING: close ``run`` (suppliers, sinks); returns the first failure, ``error`` or close's."""
         self._status = JobStatus.COMPLETING
         if run is not None:
             try:
@@ -243,9 +252,6 @@ class Job:
 
     def _execute_pipelined(self) -> BaseException | None:
         """Run the job on the pipelined runtime (``dag/runtime/pipelined``); like :meth:`_execute`."""
-        from dag.runtime.driver_topics import register_collection_topics
-        from dag.runtime.jobchannel import JobChannel
-        from dag.runtime.logforward import register_log_topics
         from dag.runtime.pipelined.coordinator import PipelinedRun
         from dag.runtime.progress import ProgressDisplay
 
@@ -253,9 +259,7 @@ class Job:
         error: BaseException | None = None
         run = None
         progress = None
-        self._channel = JobChannel(sc.master, sc.getConf().get("spark.driver.host"), self._on_task_failure)
-        register_collection_topics(self._channel, self._engine._collections)  # noqa: SLF001
-        register_log_topics(self._channel)
+        self._open_channel(sc)
         try:
             self._status = JobStatus.STARTING
             sc.setJobGroup(self.group_id, f"jetspark job '{self._name}' (pipelined)", interruptOnCancel=True)
@@ -273,12 +277,7 @@ class Job:
         finally:
             if progress is not None:
                 progress.stop()
-        self._status = JobStatus.COMPLETING
-        if run is not None:
-            try:
-                run.close(error)
-            except BaseException as exc:  # noqa: BLE001
-                error = error or exc
+        error = self._close_run(run, error)
         if self._cancelled and error is None:
             error = CancellationError(f"Job '{self._name}' was cancelled", job_name=self._name)
         return error
