@@ -231,8 +231,15 @@ class GeneralStage(Stage):
 
     def hash_join(self, other: BatchStage, join_clause: JoinClause,
                   map_to_output_fn: Callable[[Any, Any], Any]) -> Any:
-        """Join every item with the matching item of ``other`` (``None`` if none):
-        ``map_to_output_fn(item, right)``."""
+        """Join every item with the matching item of ``other``: ``map_to_output_fn(item, right)``.
+
+        An item without a match is joined with ``None``; an item whose key matches several right items gives
+        one output per match (Jet 4.1's many-to-many join), so joining with a stage that has duplicate keys
+        multiplies the output. A ``None`` result drops the item.
+
+        >>> trades.hash_join(stock_info, JoinClause.join_map_entries(ticker_of),
+        ...                  lambda trade, info: (trade, info))  # doctest: +SKIP
+        """
         joined = self._joined(other, join_clause, "hash_join(other, clause, fn)")
         check_callable(self.name, "hash_join map_to_output_fn", map_to_output_fn)
         return self._hash_join([joined], [join_clause], map_to_output_fn, "bi")
