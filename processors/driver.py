@@ -1,7 +1,7 @@
 """The staged processor driver: :func:`drive` runs one processor over a stream of inbound batches, engine-free.
 
 The lifecycle itself lives in :class:`processors.tasklet.ProcessorTasklet` (the one copy, shared with the
-pipelined runtime); ``drive`` feeds it batch by batch and yields what it emits. The Spark staged runtime calls
+pipelined runtime and ``verify_processor``); ``drive`` feeds it batch by batch and yields what it emits. The Spark staged runtime calls
 :func:`drive` once per processor (one Spark partition of a vertex). Guarantees:
 
 1. ``init(outbox, context)`` first; ``close()`` last and always, also when ``init`` or any later call failed
@@ -49,14 +49,13 @@ from processors.tasklet import (
     PROGRESS,
     ProcessorMetrics,
     ProcessorTasklet,
-    call_bool,
     close_processor,
     describe_processor,
 )
 
 __all__ = [
     "drive", "ProcessorMetrics", "NO_PROGRESS_LIMIT", "IDLE_MIN_SLEEP", "IDLE_MAX_SLEEP", "describe_processor",
-    "call_bool", "close_processor", "back_off_seconds", "run_steps",
+    "close_processor", "back_off_seconds", "run_steps",
 ]
 
 IDLE_MIN_SLEEP = 25e-6

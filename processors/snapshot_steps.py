@@ -13,10 +13,13 @@ In order of preference (``jet-streaming.md`` 8.3, 8.4, 8.6):
    while input is pending and must not emit.
 3. **Save** once barrier ``n`` is complete (it arrived on every active inbound edge, see
    :class:`~processors.barrier.BarrierAligner`; or, for a processor without active input such as a source, the
-   coordinator requested it with :meth:`request`) **and** the inbox is empty: ``save_to_snapshot()`` until True,
-   then ``snapshot_commit_prepare()`` until True, draining the outbox's snapshot bucket after every call; then
-   the barrier is handed to the runner (:meth:`take_barriers`, to forward on every outbound edge after the
-   items emitted so far) and the saved entries too (:meth:`take_snapshots`, to write to the store and report).
+   coordinator requested it with :meth:`request`; or ``verify_processor`` asked for it with :meth:`save_now`)
+   **and** the inbox is empty: ``save_to_snapshot()`` until True, then ``snapshot_commit_prepare()`` until True
+   (not with ``commit=False``: Jet's TestSupport does not call it), draining the outbox's snapshot bucket after
+   every call; then the barrier is handed to the runner (:meth:`take_barriers`, to forward on every outbound
+   edge after the items emitted so far) and the saved entries too (:meth:`take_snapshots`, to write to the
+   store and report). A ``save_to_snapshot()`` call that neither returned True, nor saved, nor emitted anything
+   is a step without progress.
 
 While a save is pending the tasklet takes no new input (:attr:`busy`); with aligned barriers (exactly-once) the
 runner also stops draining the edges that already delivered the barrier (:meth:`blocked`).
@@ -41,10 +44,11 @@ class SnapshotSteps:
     """Snapshot state of one tasklet (see the module docstring)."""
 
     __slots__ = ("tasklet", "aligner", "restore_inbox", "restoring", "finishes", "prepared", "barrier", "phase",
-                 "entries", "snapshots", "barriers", "requested", "last_id", "inputs")
+                 "entries", "snapshots", "barriers", "requested", "last_id", "inputs", "commit")
 
-    def __init__(self, tasklet: Any, inbound_ordinals: list[int], *, aligned: bool):
+    def __init__(self, tasklet: Any, inbound_ordinals: list[int], *, aligned: bool, commit: bool = True):
         self.tasklet = tasklet
+        self.commit = commit
         self.inputs = len(inbound_ordinals)
         self.aligner = BarrierAligner(max(inbound_ordinals, default=-1) + 1, aligned=aligned, owner=tasklet.owner)
         self.restore_inbox: Inbox | None = None
@@ -82,6 +86,10 @@ class SnapshotSteps:
     def request(self, barrier: SnapshotBarrier) -> None:
         """The coordinator started snapshot ``barrier.snapshot_id``; applies when no inbound edge is active."""
         self.requested = barrier
+
+    def save_now(self, barrier: SnapshotBarrier) -> None:
+        """Save as soon as the inbox is empty, whatever the inbound edges (``verify_processor``'s snapshot points)."""
+        self._complete(barrier)
 
     def add_finish(self, snapshot_id: int, success: bool) -> None:
         self.finishes.append((snapshot_id, success))
@@ -171,16 +179,23 @@ class SnapshotSteps:
         outbox, processor = t.outbox, t.processor
         if self.phase == "save":
             done = t._call("save_to_snapshot()", processor.save_to_snapshot)  # noqa: SLF001
-            self.entries.extend(outbox.drain_snapshot())
+            saved = outbox.drain_snapshot()
+            self.entries.extend(saved)
             if done:
-                self.phase = "prepare"
-            return True
+                if self.commit:
+                    self.phase = "prepare"
+                else:
+                    self._saved()
+            return done or bool(saved) or t._emitted()  # noqa: SLF001
         done = t._call("snapshot_commit_prepare()", processor.snapshot_commit_prepare)  # noqa: SLF001
         self.entries.extend(outbox.drain_snapshot())
         if done:
-            barrier = self.barrier
-            self.snapshots.append((barrier.snapshot_id, self.entries))
-            self.barriers.append(barrier)
-            self.prepared.add(barrier.snapshot_id)
-            self.entries, self.barrier, self.last_id = [], None, barrier.snapshot_id
+            self.prepared.add(self.barrier.snapshot_id)
+            self._saved()
         return True
+
+    def _saved(self) -> None:
+        barrier = self.barrier
+        self.snapshots.append((barrier.snapshot_id, self.entries))
+        self.barriers.append(barrier)
+        self.entries, self.barrier, self.last_id = [], None, barrier.snapshot_id

@@ -1,12 +1,15 @@
 """``ProcessorTasklet``: one processor run step by step through Jet's lifecycle (engine-free).
 
-This is the one copy of the processor lifecycle. The staged runtime reaches it through
+This is the one copy of the processor lifecycle, run by three callers: the staged runtime through
 :func:`processors.driver.drive` (a generator over inbound batches); the pipelined runtime
-(``dag/runtime/pipelined``) calls it from its cooperative scheduler or from a thread of its own. The caller
-feeds input and events, calls :meth:`ProcessorTasklet.step` and takes the output:
+(``dag/runtime/pipelined``), from its cooperative scheduler or from a thread of its own; and
+``verify_processor`` (``processors/testing.py``), which steps it in Jet's TestSupport order. Every processor
+call, with its contract (outbox reset and call name, boolean results, progress, the unfinished-item rule, the
+snapshot save and restore calls, error notes, ``close``), happens here. The caller feeds input and events,
+calls :meth:`ProcessorTasklet.step` and takes the output:
 
 - ``add_batch(ordinal, items)``: items of an inbound edge (counted in the metrics);
-- ``add_watermark(ordinal, ts)``: a watermark of an inbound edge (pipelined only, already coalesced over the
+- ``add_watermark(ordinal, ts)``: a watermark of an inbound edge (pipelined, already coalesced over the
   edge's queues); the tasklet coalesces over its edges (:class:`~processors.coalescer.WatermarkCoalescer`);
 - ``edge_done(ordinal)``: the inbound edge will bring nothing more;
 - ``step()`` -> ``PROGRESS`` | ``NO_PROGRESS`` | ``NEEDS_INPUT``; ``take_output()`` -> ``[(ordinal, items)]``.
@@ -34,9 +37,19 @@ called with empty buckets) and must back off a non-cooperative processor that ma
 (:func:`processors.driver.back_off_seconds`); :meth:`close` is the caller's last call, always.
 
 Snapshots (``snapshot_aligned`` not None: the job takes snapshots, aligned for exactly-once): the outbox gets a
-snapshot bucket and :attr:`snapshots` (a :class:`~processors.snapshot_steps.SnapshotSteps`) runs restore,
-phase 2 and save steps before the steps above (see that module); barriers reach it through
-``snapshots.add_barrier`` and leave through ``snapshots.take_barriers()``.
+snapshot bucket of ``snapshot_capacity`` entries and :attr:`snapshots` (a
+:class:`~processors.snapshot_steps.SnapshotSteps`) runs restore, phase 2 and save steps before the steps above
+(see that module); barriers reach it through ``snapshots.add_barrier`` and leave through
+``snapshots.take_barriers()``.
+
+``test_support=True`` (``verify_processor``) makes exactly the calls Jet's TestSupport makes, no others: no
+``try_process()``, no ``complete_edge`` (the caller ends the input with :meth:`~ProcessorTasklet.skip_to_complete`),
+no ``snapshot_commit_prepare``; a ``BatchTransform`` goes through ``process()`` and its outbox, not the fast
+path; ``add_watermark`` hands the test's watermark item to ``try_process_watermark`` as it is (not coalesced, the
+idle message included). The caller may step again without taking the output (TestSupport calls ``process``
+again with a full outbox). A broken lifecycle rule that TestSupport reports as an ``AssertionError`` (an
+unfinished item when ``complete()`` returns True) is kept as :attr:`~ProcessorTasklet.broken_rule`, as the outbox
+keeps its own. These switches are read only off the hot path (per batch at most).
 """
 
 from __future__ import annotations
@@ -162,7 +175,8 @@ class ProcessorTasklet:
     __slots__ = (
         "processor", "context", "owner", "outbox", "metrics", "pipelined", "cooperative", "stalls", "_state",
         "_fast", "_fast_in", "_fast_out", "_fast_gen", "_fast_size", "_inboxes", "_groups", "_group", "_done_edges", "_completed",
-        "_nullary_due", "_coalescer", "_pending_wm", "_n_out", "_rotation", "snapshots",
+        "_nullary_due", "_coalescer", "_pending_wm", "_n_out", "_rotation", "snapshots", "test_support",
+        "broken_rule",
     )
 
     def __init__(
@@ -177,13 +191,17 @@ class ProcessorTasklet:
         pipelined: bool = False,
         max_watermark_retain_ms: int | None = None,
         snapshot_aligned: bool | None = None,
+        snapshot_capacity: int = SNAPSHOT_BUCKET,
+        test_support: bool = False,
     ):
         if vertex_name is None:
             vertex_name = getattr(context, "vertex_name", None)
         self.processor, self.context, self.pipelined = processor, context, pipelined
         self.owner = describe_processor(processor, vertex_name, getattr(context, "global_processor_index", None))
-        snapshot_bucket = None if snapshot_aligned is None else SNAPSHOT_BUCKET
+        snapshot_bucket = None if snapshot_aligned is None else snapshot_capacity
         self.outbox = Outbox(outbound_capacities, snapshot_capacity=snapshot_bucket, owner=self.owner)
+        self.test_support = test_support
+        self.broken_rule: ProcessorContractError | None = None
         self.metrics = metrics = ProcessorMetrics() if metrics is None else metrics
         for o in inbound_priorities:
             metrics.received.setdefault(o, 0)
@@ -193,7 +211,7 @@ class ProcessorTasklet:
         self.cooperative: bool | None = None  # asked on the first call without progress
         self.stalls = 0
         self._state = _INIT
-        self._fast = isinstance(processor, BatchTransform)
+        self._fast = isinstance(processor, BatchTransform) and not test_support
         self._fast_in: list[list] = []
         self._fast_out: list | None = None
         self._fast_gen: Any = None   # the transform_chunks generator of the batch being transformed
@@ -212,7 +230,7 @@ class ProcessorTasklet:
         self._pending_wm: int | None = None
         self._rotation = 0
         self.snapshots = None if snapshot_aligned is None else \
-            SnapshotSteps(self, list(inbound_priorities), aligned=snapshot_aligned)
+            SnapshotSteps(self, list(inbound_priorities), aligned=snapshot_aligned, commit=not test_support)
 
     # ------------------------------------------------------------------ input and events
     def add_batch(self, ordinal: int, items: list) -> None:
@@ -228,9 +246,12 @@ class ProcessorTasklet:
             self._coalescer.observe_event(ordinal)
 
     def add_watermark(self, ordinal: int, ts: int) -> None:
-        """A watermark of inbound edge ``ordinal``, coalesced over the edge's queues (pipelined)."""
+        """A watermark of inbound edge ``ordinal``, coalesced over the edge's queues (pipelined); with
+        ``test_support``, a watermark item of the test's input, given to the processor as it is."""
         if self._coalescer is not None:
             self._set_pending(self._coalescer.observe_wm(ordinal, ts))
+        elif self.test_support:
+            self._pending_wm = ts
 
     def edge_done(self, ordinal: int) -> None:
         """Inbound edge ``ordinal`` has ended: ``complete_edge`` follows once its inbox is empty."""
@@ -263,6 +284,14 @@ class ProcessorTasklet:
     def current_ordinals(self) -> list[int]:
         """The inbound ordinals of the priority group being consumed (the only ones to feed now)."""
         return self._groups[self._group] if self._group < len(self._groups) else []
+
+    def skip_to_complete(self) -> None:
+        """End the input without ``complete_edge`` calls (Jet's TestSupport never calls it): the next step (after
+        pending snapshot steps) calls ``complete()``. Only after ``init``, with no input pending."""
+        if self._state != _RUN or not self._input_empty():
+            raise RuntimeError(f"skip_to_complete() needs an initialised {self.owner} without pending input")
+        self._group = len(self._groups)
+        self._state = _COMPLETE
 
     @property
     def is_done(self) -> bool:
@@ -376,7 +405,7 @@ class ProcessorTasklet:
         call = outbox.call = f"process({ordinal}, inbox)"
         self.processor.process(ordinal, inbox)
         if not items:
-            self._nullary_due = True
+            self._nullary_due = not self.test_support
         return self._progress(len(items) != before or self._emitted(), call, check=True)
 
     def _transform(self) -> int:
@@ -396,7 +425,7 @@ class ProcessorTasklet:
 
     def _watermark(self) -> int:
         ts = self._pending_wm
-        if ts == IDLE:
+        if ts == IDLE and not self.test_support:
             for bucket in self.outbox._buckets:
                 bucket.append(Watermark(IDLE))
             self._pending_wm = None
@@ -411,7 +440,8 @@ class ProcessorTasklet:
         done = self._call("complete()", self.processor.complete)
         if done:
             if outbox.has_unfinished_item():
-                raise unfinished_item_error(self.owner, "complete()", outbox)
+                self.broken_rule = unfinished_item_error(self.owner, "complete()", outbox)
+                raise self.broken_rule
             self._state = _DONE
         return self._progress(done or self._emitted(), "complete()")
 

@@ -9,7 +9,15 @@ processor's context. Terminal calls: ``expect_output(items)``, ``expect_outputs(
 outbound ordinal) and ``assert_output(ordinal_count, fn(mode, actual_lists))``; they return None and raise
 ``AssertionError`` on a mismatch, a progress failure or a broken Outbox rule (an ignored refusal, ``None``
 emitted, an unknown ordinal: the runtime's ``ProcessorContractError`` message, as an ``AssertionError`` like
-Jet's TestSupport's); other contract breaks raise ``ProcessorContractError``.
+Jet's TestSupport's; likewise ``complete()`` returning True with an unfinished item, with Jet's wording before
+the runtime's message); other contract breaks raise ``ProcessorContractError``, the runtime's own.
+
+How it runs: each processor is driven by a :class:`~processors.tasklet.ProcessorTasklet` with
+``test_support=True``, the lifecycle code the staged and pipelined runtimes run, so every call, rule, error
+message and note is theirs. This module keeps only what TestSupport does differently from a runtime: it
+chooses the next step (which input, when to snapshot and restore, when to call again with a full outbox or a
+blocked one) and asserts progress and the cooperative timeout after each step (``_ModeRun``). Exceptions from
+the processor carry the tasklet's note (processor, vertex ``testVertex``, index, method) and one naming the mode.
 
 ``verify_processor`` takes a supplier or, as Jet's ``verifyProcessor(Processor)``, a processor instance: that
 one instance runs once, in the first mode only (snapshots off), since the other modes need fresh instances.
@@ -56,12 +64,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from processors.barrier import SnapshotBarrier
 from processors.context import Context
-from processors.driver import call_bool, close_processor, describe_processor
-from processors.inbox import Inbox
-from processors.outbox import Outbox
 from processors.processor import Processor
 from processors.suppliers import to_meta_supplier
+from processors.tasklet import PROGRESS, ProcessorTasklet
 from processors.watermark import Watermark
 
 __all__ = ["verify_processor", "SAME_ITEMS_ANY_ORDER", "TestMode", "ProcessorVerifier"]
@@ -131,9 +138,10 @@ class _Once:
         return processor
 
 
-def _as_assertion(exc: BaseException) -> AssertionError:
-    """The ``AssertionError`` ``verify_processor`` raises for a broken Outbox rule (same message and notes)."""
-    error = AssertionError(str(exc))
+def _as_assertion(exc: BaseException, prefix: str = "") -> AssertionError:
+    """The ``AssertionError`` ``verify_processor`` raises for a broken Outbox or tasklet rule (same message, after
+    ``prefix``, and notes)."""
+    error = AssertionError(prefix + str(exc))
     for note in getattr(exc, "__notes__", ()):
         error.add_note(note)
     return error
@@ -302,7 +310,15 @@ def _lines(title: str, items: list) -> str:
 
 
 class _ModeRun:
-    """One mode of ``verify_processor``: processes the input, snapshots/restores, completes, collects output."""
+    """One mode of ``verify_processor``: Jet's TestSupport schedule over a :class:`ProcessorTasklet`.
+
+    What happens in each call (outbox reset, call name, bool and progress evaluation, snapshot draining, the
+    restore steps, the unfinished-item rule, error notes, ``close``) is the tasklet's, the same code the staged
+    and pipelined runtimes run. This class only decides *what the next step is*, as TestSupport does and the
+    runtimes don't: which input goes into the inbox, a second ``process`` call with a full outbox, a snapshot
+    (+restore into a fresh processor) at every empty inbox, blocking the outbox during ``complete()``, and its
+    assertions (every step makes progress; a cooperative call stays under the timeout).
+    """
 
     def __init__(self, verifier: ProcessorVerifier, supplier: Any, mode: TestMode, ordinal_count: int):
         self.v = verifier
@@ -311,77 +327,84 @@ class _ModeRun:
         self.ordinal_count = ordinal_count
         self.actual: list[list] = [[] for _ in range(ordinal_count)]
         self.snapshot_count = 0
-        self.processor: Any = None
-        self.outbox: Outbox = Outbox([])
-        self.owner = ""
+        self.tasklet: ProcessorTasklet | None = None
         self.cooperative = True
+        self.completing = False
 
     # ------------------------------------------------------------------ the run
     def run(self) -> list[list]:
         failure: BaseException | None = None
         try:
-            self._new_processor()
+            self._start(None)
             self._snapshot_and_restore(True)
             self._process_input()
             if self.v._call_complete:
                 self._complete()
         except BaseException as exc:
             failure = exc
+            tasklet = self.tasklet
+            call = tasklet.outbox.call if tasklet is not None else ""
             if isinstance(exc, Exception):
-                exc.add_note(f'verify_processor mode: "{self.mode}", processor call: {self.outbox.call or "-"}')
-            if exc is self.outbox.broken_rule:  # Jet's TestSupport fails with an AssertionError
+                exc.add_note(f'verify_processor mode: "{self.mode}", processor call: {call or "-"}')
+            if tasklet is not None and exc is tasklet.outbox.broken_rule:  # Jet's TestSupport: an AssertionError
                 raise _as_assertion(exc) from exc
+            if tasklet is not None and exc is tasklet.broken_rule:
+                raise _as_assertion(exc, "outbox has unfinished items, but complete() claims to be done: ") from exc
             raise
         finally:
-            if self.processor is not None:
-                close_processor(self.processor, self.owner, failure)
+            if self.tasklet is not None:
+                self.tasklet.close(failure)
         return self.actual
 
-    def _new_processor(self) -> None:
+    def _start(self, restore: list[tuple] | None) -> None:
+        """A fresh processor from ``supplier.get(1)`` in a new tasklet: ``init``, then the restore of the
+        ``restore`` entries (when not None) and, in the complete phase, on to ``complete()``."""
         processors = list(self.supplier.get(1))
         if len(processors) != 1:
             raise AssertionError(f"supplier.get(1) returned {len(processors)} processors, expected 1")
         processor = processors[0]
-        self.owner = describe_processor(processor, "testVertex", self.v._global_index)
-        self.outbox = Outbox([1] * self.ordinal_count, snapshot_capacity=1, owner=self.owner)
-        self.processor = processor
-        self.outbox.call = "init(outbox, context)"
-        processor.init(self.outbox, self.v._context())
-        self.cooperative = processor.is_cooperative()
+        tasklet = self.tasklet = ProcessorTasklet(
+            processor, self.v._context(), inbound_priorities={o: 0 for o in range(len(self.v._inputs))},
+            outbound_capacities=[1] * self.ordinal_count, vertex_name="testVertex", snapshot_aligned=True,
+            snapshot_capacity=1, test_support=True,
+        )  # priority 0 for all: _merged_input already orders the input by priority
+        if restore is not None:
+            tasklet.snapshots.set_restore(restore)
+        tasklet.step()  # init(outbox, context), not timed (as Jet)
+        self.cooperative = tasklet.cooperative = bool(processor.is_cooperative())  # asked once, as Jet
+        while tasklet.snapshots.restoring:
+            self._step()  # restore_from_snapshot(inbox) until empty, then finish_snapshot_restore() until True
+            self._drain()
+        if self.completing:
+            tasklet.skip_to_complete()
 
-    def _timed(self, call: str, fn: Callable[..., Any], *args: Any, boolean: bool = True) -> Any:
+    def _step(self, check_progress: bool = True) -> int:
+        """One tasklet step, i.e. one processor call, under TestSupport's timeout and progress assertions.
+
+        Not a second copy of the tasklet's no-progress rule: the progress is the tasklet's own result; only the
+        rule differs (TestSupport fails the first call without progress, a runtime after ``NO_PROGRESS_LIMIT``)."""
+        tasklet = self.tasklet
         start = time.perf_counter()
-        if boolean:
-            result = call_bool(self.outbox, call, fn, *args)
-        else:
-            self.outbox.reset()
-            self.outbox.call = call
-            result = fn(*args)
+        result = tasklet.step()
         limit = self.v._timeout_ms
         if self.cooperative and limit > 0:
             elapsed_ms = (time.perf_counter() - start) * 1000
             if elapsed_ms >= limit:
                 raise AssertionError(
-                    f"call to {call} took {elapsed_ms:.1f}ms, it should be <{limit}ms for a cooperative processor "
-                    "(make the processor non-cooperative or do less work per call)"
+                    f"call to {tasklet.outbox.call} took {elapsed_ms:.1f}ms, it should be <{limit}ms for a "
+                    "cooperative processor (make the processor non-cooperative or do less work per call)"
                 )
+        if check_progress and self.v._assert_progress and result != PROGRESS:
+            method = tasklet.outbox.call.split("(", 1)[0]
+            raise AssertionError(f'{method}() call without progress in mode "{self.mode}" ({tasklet.owner})')
         return result
 
-    def _emitted(self) -> bool:
-        return any(self.outbox._buckets)
-
-    def _require_progress(self, progress: bool, method: str) -> None:
-        if self.v._assert_progress and not progress:
-            raise AssertionError(f'{method}() call without progress in mode "{self.mode}" ({self.owner})')
-
     def _drain(self) -> None:
-        for ordinal in range(self.ordinal_count):
-            items = self.outbox.drain(ordinal)
-            if items:
-                if self.v._logging:
-                    for item in items:
-                        _log.info("output[%d]: %r", ordinal, item)
-                self.actual[ordinal] += items
+        for ordinal, items in self.tasklet.take_output():
+            if self.v._logging:
+                for item in items:
+                    _log.info("output[%d]: %r", ordinal, item)
+            self.actual[ordinal] += items
 
     # ------------------------------------------------------------------ input
     def _process_input(self) -> None:
@@ -391,14 +414,12 @@ class _ModeRun:
         except Exception:
             pass
         limit = self.mode.inbox_limit
-        inbox = Inbox()
-        items = inbox._items
         position = 0
-        ordinal = 0
-        while position < len(merged) or items:
-            if not items:
+        while position < len(merged) or not self.tasklet.wants_input():
+            tasklet = self.tasklet
+            if tasklet.wants_input():  # fill the inbox: up to `limit` items of one ordinal, a watermark alone
                 ordinal, first = merged[position]
-                items.append(first)
+                items = [first]
                 position += 1
                 if not isinstance(first, Watermark):
                     while (
@@ -409,82 +430,52 @@ class _ModeRun:
                     ):
                         items.append(merged[position][1])
                         position += 1
+                    tasklet.add_batch(ordinal, items)
+                else:
+                    tasklet.add_watermark(ordinal, first.timestamp)
                 if self.v._logging:
                     for item in items:
                         _log.info("input[%d]: %r", ordinal, item)
-            self._process_once(ordinal, inbox, check_progress=True)
-            if items and any(self.outbox.is_full(o) for o in range(self.ordinal_count)):
-                self._process_once(ordinal, inbox, check_progress=False)  # called again with a full outbox
+            self._step()  # process(ordinal, inbox) or try_process_watermark(watermark)
+            if not tasklet.wants_input() and any(tasklet.outbox.is_full(o) for o in range(self.ordinal_count)):
+                self._step(check_progress=False)  # called again with the outbox still full
             self._drain()
-            if not items:
+            if tasklet.wants_input():
                 self._snapshot_and_restore(True)
-
-    def _process_once(self, ordinal: int, inbox: Inbox, check_progress: bool) -> None:
-        head = inbox.peek()
-        if isinstance(head, Watermark):
-            done = self._timed("try_process_watermark(watermark)", self.processor.try_process_watermark, head)
-            if done:
-                inbox.remove()
-            progress, method = done or self._emitted(), "try_process_watermark"
-        else:
-            before = len(inbox)
-            self._timed(f"process({ordinal}, inbox)", self.processor.process, ordinal, inbox, boolean=False)
-            progress, method = len(inbox) < before or self._emitted(), "process"
-        if check_progress:
-            self._require_progress(progress, method)
 
     # ------------------------------------------------------------------ complete
     def _complete(self) -> None:
-        outbox = self.outbox
+        self.completing = True
+        self.tasklet.skip_to_complete()
         while True:
-            done = self._timed("complete()", self.processor.complete)
-            progress = done or self._emitted()
-            self._require_progress(progress, "complete")
+            progress = self._step() == PROGRESS  # complete(); returning True with an unfinished item fails
+            tasklet = self.tasklet
+            done = tasklet.is_done
             self._drain()
-            if outbox.has_unfinished_item():
-                if done:
-                    raise AssertionError(
-                        f'outbox has unfinished items, but complete() claims to be done, in mode "{self.mode}" '
-                        f"({self.owner}): an offer returned False and the item was never offered again"
-                    )
-                outbox.block()
+            if tasklet.outbox.has_unfinished_item():
+                tasklet.outbox.block()  # the next call meets a refusal unless it re-offers the pending item
             else:
-                outbox.unblock()
+                tasklet.outbox.unblock()
                 self._snapshot_and_restore(progress and not done)
             if done:
                 return
 
     # ------------------------------------------------------------------ snapshots
     def _snapshot_and_restore(self, wanted: bool) -> None:
+        """``save_to_snapshot()`` until True; every ``restore_interval``-th time, restore into a fresh processor."""
         if not self.mode.snapshots or not wanted:
             return
         self.snapshot_count += 1
         restore = self.snapshot_count % self.mode.restore_interval == 0
-        entries: list[tuple] = []
-        while True:
-            done = self._timed("save_to_snapshot()", self.processor.save_to_snapshot)
-            saved = self.outbox.drain_snapshot()
-            self._require_progress(done or bool(saved) or self._emitted(), "save_to_snapshot")
-            entries += saved
+        snapshots = self.tasklet.snapshots
+        snapshots.save_now(SnapshotBarrier(self.snapshot_count))
+        saved: list = []
+        while not saved:
+            self._step()  # save_to_snapshot(): the tasklet collects the entries as the outbox accepts them
             self._drain()
-            if done:
-                break
+            saved = snapshots.take_snapshots()
+        snapshots.take_barriers()
         if restore:
-            self._restore(entries)
-
-    def _restore(self, entries: list[tuple]) -> None:
-        close_processor(self.processor, self.owner, None)
-        self.processor = None
-        self._new_processor()
-        inbox = Inbox(entries)
-        while not inbox.is_empty():
-            before = len(inbox)
-            self._timed("restore_from_snapshot(inbox)", self.processor.restore_from_snapshot, inbox, boolean=False)
-            self._require_progress(len(inbox) < before or self._emitted(), "restore_from_snapshot")
-            self._drain()
-        while True:
-            done = self._timed("finish_snapshot_restore()", self.processor.finish_snapshot_restore)
-            self._require_progress(done or self._emitted(), "finish_snapshot_restore")
-            self._drain()
-            if done:
-                return
+            self.tasklet.close(None)
+            self.tasklet = None
+            self._start(saved[0][1])
