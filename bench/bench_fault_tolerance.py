@@ -18,6 +18,7 @@ Not part of CI (it takes minutes and the machine is shared); the figures go into
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import random
 import signal
@@ -57,20 +58,16 @@ def sequence(count: int, per_fill: int = 200, pause: float = 0.0):
 
 class Faults(AbstractProcessor):
     """Passes items on; at each fault point fails once (marker files): ``RestartableError`` or a killed worker.
-    Writes ``fault-<item>`` with the failure time and ``resumed-<n>`` with the time of the first item after
-    each restore, for the recovery figure."""
+    Writes ``fault-<item>`` with the failure time and ``resumed-<n>`` with the time of the first item of each
+    execution, for the recovery figure."""
 
     def __init__(self, points: dict, markers: str):
         super().__init__()
-        self.points, self.markers, self.restored = points, Path(markers), False
-
-    def finish_snapshot_restore(self):
-        self.restored = True
-        return True
+        self.points, self.markers, self.fresh = points, Path(markers), True
 
     def try_process0(self, item):
-        if self.restored:
-            self.restored = False
+        if self.fresh:  # the first item of this execution
+            self.fresh = False
             stamp = self.markers / f"resumed-{time.time_ns()}"
             stamp.write_text(str(time.time()))
         kind = self.points.get(item)
@@ -143,7 +140,24 @@ def cost(engine: Engine, args: argparse.Namespace) -> None:
         print(f"| {label:34} | {statistics.median(values):12,.0f} items/s | {statistics.median(values) / base:5.2f}x |")
 
 
+class Timelines(logging.Handler):
+    """Collects the restart timelines the coordinator logs at debug level (logger ``jetspark.snapshots``)."""
+
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.timelines: list[dict] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        timeline = getattr(record, "timeline", None)
+        if timeline is not None:
+            self.timelines.append(timeline)
+
+
 def recovery(engine: Engine, args: argparse.Namespace) -> None:
+    handler = Timelines()
+    logger = logging.getLogger("jetspark.snapshots")
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
     count = 40_000
     points = {p: "error" for p in range(4000, count, count // (args.faults + 1))[: args.faults]}
     markers = Path(tempfile.mkdtemp(prefix="recovery-"))
@@ -155,6 +169,16 @@ def recovery(engine: Engine, args: argparse.Namespace) -> None:
     gaps = [min(r for r in resumed if r > f) - f for f in faults if any(r > f for r in resumed)]
     print(f"{len(gaps)} failures; seconds from failure to processing resumed: "
           + ", ".join(f"{g:.2f}" for g in gaps) + f"; median {statistics.median(gaps):.2f} s")
+    for timeline in handler.timelines:  # the same failure: the fault whose time is nearest the timeline's origin
+        fault = min(faults, key=lambda f: abs(f - timeline["origin"]))
+        later = [r for r in resumed if r > fault]
+        if later:
+            timeline["processing resumed"] = min(later) - fault
+    if handler.timelines:
+        print("restart timeline, median seconds after the failure (each restart's, in order):")
+        for step in [s for s in handler.timelines[0] if s != "origin"] + ["processing resumed"]:
+            values = [t[step] for t in handler.timelines if step in t]
+            print(f"  {step:22} {statistics.median(values):6.2f}   ({', '.join(f'{v:.2f}' for v in values)})")
 
 
 def main() -> None:
@@ -168,8 +192,10 @@ def main() -> None:
     parser.add_argument("--faults", type=int, default=5)
     parser.add_argument("--seed", type=int, default=12)
     args = parser.parse_args()
+    print("load average at start: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()), flush=True)
     with Engine(EngineConfig(master="local[2]", spark_conf={"spark.ui.enabled": "false"})) as engine:
         {"soak": soak, "cost": cost, "recovery": recovery}[args.what](engine, args)
+    print("load average at end: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
 
 
 if __name__ == "__main__":

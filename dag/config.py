@@ -98,6 +98,9 @@ class JobConfig(BaseModel):
                               "than NONE is restarted from its last snapshot after a RestartableError or a lost "
                               "task/worker/executor; the count resets when a snapshot completes after a restart. "
                               "One more failure fails the job with the last error. 0: never restart.")
+    restart_delay_ms: int = Field(200, ge=0, description="Pause between a failed execution of a PIPELINED job and "
+                                  "its restart from the last snapshot (guarantee other than NONE), so that a "
+                                  "failure that repeats at once does not spin.")
     execution_mode: ExecutionMode | None = Field(None, description="STAGED or PIPELINED; None: PIPELINED when the "
                                                  "DAG has a stream source, else STAGED.")
     max_watermark_retain_ms: int | None = Field(None, ge=-1, description="Jet's maxWatermarkRetainMillis: a top "

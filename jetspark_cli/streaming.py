@@ -132,7 +132,7 @@ class StreamMonitor:
         self._last = (now, totals)
         elapsed = max(now - last_time, 1e-3)
         rates = ", ".join(f"{v} {(n - last.get(v, 0)) / elapsed:,.0f}/s" for v, n in totals.items()) or "starting"
-        return f"[{now - self.started:.1f} s] {rates} | {self._watermark_lag(metrics)} | {self._snapshot()}"
+        return f"[{now - self.started:.1f} s] {rates} | {self._watermark_lag(metrics)} | {self._snapshot(metrics)}"
 
     def _watermark_lag(self, metrics: Any) -> str:
         """Wall clock - the lowest watermark sent into a sink (epoch milliseconds assumed)."""
@@ -142,18 +142,19 @@ class StreamMonitor:
             return "no watermark"
         return f"watermark lag {time.time() - min(marks) / 1000:.1f} s"
 
-    def _snapshot(self) -> str:
-        """The last complete snapshot's id and age (the pipelined run's snapshot coordinator), and restarts."""
-        run = getattr(self.job, "_pipelined_run", None)  # noqa: SLF001 - the live run, set while it runs
-        snapshots = getattr(run, "snapshotting", None)
-        if snapshots is None:
+    def _snapshot(self, metrics: Any) -> str:
+        """The last complete snapshot's id and age (``job.metrics().last_snapshot``, its age since this monitor
+        first saw it), and restarts."""
+        from dag.config import ProcessingGuarantee
+
+        if self.job.config.processing_guarantee is ProcessingGuarantee.NONE:
             return "snapshots off"
-        last, now = snapshots.coordinator.last_complete, time.monotonic()
+        last, now = metrics.last_snapshot, time.monotonic()
         if last is None:
-            return f"no snapshot yet, {snapshots.restarts} restart(s)"
+            return f"no snapshot yet, {metrics.restarts} restart(s)"
         if last != self._last_snapshot[0]:
             self._last_snapshot = (last, now)
-        return f"snapshot {last} {now - self._last_snapshot[1]:.1f} s ago, {snapshots.restarts} restart(s)"
+        return f"snapshot {last} {now - self._last_snapshot[1]:.1f} s ago, {metrics.restarts} restart(s)"
 
     def finish(self) -> None:
         if self.err.isatty():

@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import time
 import traceback
 import uuid
 from typing import TYPE_CHECKING, Any
@@ -45,7 +46,12 @@ _log = logging.getLogger("jetspark.runtime")
 
 
 class TaskFailure(RuntimeError):
-    """Raised by a stage task: a one-line summary and the failure record's id (see the module docstring)."""
+    """Raised by a stage task: a one-line summary and the failure record's id (see the module docstring).
+    ``record``: the failure record when the driver acknowledged it, else None."""
+
+    def __init__(self, message: str, record: dict[str, Any] | None = None):
+        super().__init__(message)
+        self.record = record
 
 
 def mark_origin(exc: BaseException, vertex: str, processor_index: int) -> None:
@@ -82,6 +88,7 @@ def failure_record(exc: BaseException, stage_vertices: list[str], partition: int
         "exc_type": type(exc).__qualname__,
         "exc_message": _text(exc),
         "user_traceback": _user_frames(exc),
+        "time": time.time(),  # when the task reported it (a restart's timeline starts here)
     }
 
 
@@ -97,7 +104,7 @@ def encode_failure(exc: BaseException, stage_vertices: list[str], partition: int
     if channel is not None:
         try:
             channel.client().request("failure", record, as_json=True, timeout=_ACK_TIMEOUT)
-            return TaskFailure(f"{summary} [{ID_PREFIX}{record['id']}]")
+            return TaskFailure(f"{summary} [{ID_PREFIX}{record['id']}]", record=record)
         except Exception as err:  # noqa: BLE001 - the driver may be gone; the task still fails
             _log.warning("jetspark: could not report a failure to the driver: %r", err)
     return TaskFailure(f"{summary}: {record['exc_message'][:500]}")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from dag.errors import CancellationError, DagError, JobFailedError
 from dag.runtime.failures import decode_failure, summarize_spark_error
 from dag.runtime.metrics import JobMetrics, MetricsParam
+from dag.runtime.snapshot_coordinator import is_restartable
 
 if TYPE_CHECKING:
     from dag.config import JobConfig
@@ -109,31 +110,27 @@ class Job:
             raise self._error
 
     def suspend(self) -> None:
-        """Jet's ``suspend()``: take a snapshot, then stop the job (status ``SUSPENDED``, its Spark slots freed);
-        :meth:`resume` restarts it from that snapshot. For PIPELINED jobs whose guarantee is EXACTLY_ONCE or
-        AT_LEAST_ONCE (a job without snapshots cannot resume where it stopped)."""
-        self._snapshotting("suspend").suspend()
+        """Jet's ``suspend()``: stop the job (status ``SUSPENDED``, its Spark slots freed) until :meth:`resume`.
+        For PIPELINED jobs, only while ``RUNNING``. With ``processing_guarantee`` EXACTLY_ONCE or AT_LEAST_ONCE
+        a snapshot is taken first and the job resumes from it; with NONE it stops at once and resumes with
+        empty state, its sources from the beginning (as Jet)."""
+        self._suspension("suspend").suspend()
 
     def resume(self) -> None:
-        """Restart a ``SUSPENDED`` job from the snapshot its suspension took."""
-        self._snapshotting("resume").resume()
+        """Start a ``SUSPENDED`` job again: from the snapshot its suspension took, or from scratch with NONE."""
+        self._suspension("resume").resume()
 
     def restart(self) -> None:
-        """Jet's ``restart()``: snapshot, stop and start again from that snapshot (e.g. to pick up new members)."""
-        snapshotting = self._snapshotting("restart")
-        snapshotting.suspend()
-        snapshotting.resume()
+        """Jet's ``restart()``: stop and start again (e.g. to pick up new members), i.e. ``suspend()`` then
+        ``resume()``: from a snapshot taken now, or from scratch with guarantee NONE."""
+        self._suspension("restart").restart()
 
-    def _snapshotting(self, what: str) -> Any:
+    def _suspension(self, what: str) -> Any:
         run = self._pipelined_run
-        snapshotting = getattr(run, "snapshotting", None)
-        if snapshotting is None:
-            raise DagError(
-                f"Job '{self._name}': {what}() needs a PIPELINED job with processing_guarantee EXACTLY_ONCE or "
-                "AT_LEAST_ONCE (it restarts from a snapshot); this one takes no snapshots"
-                + (" (it is not running yet)" if run is None and not self._status.is_terminal else "")
-            )
-        return snapshotting
+        if run is None:
+            raise DagError(f"Job '{self._name}': {what}() needs a running PIPELINED job; this one is "
+                           + ("a STAGED job" if self._plan.pipelined is None else f"{self._status.value}"))
+        return run.suspension
 
     def cancel(self) -> None:
         """Cancel the job: its running Spark jobs are cancelled and it ends FAILED (``join`` raises
@@ -160,10 +157,16 @@ class Job:
     def metrics(self) -> JobMetrics:
         """``receivedCount`` per inbound and ``emittedCount`` per outbound ordinal, per vertex and processor
         (complete once the job finished; a running staged job shows the tasks finished so far, a pipelined
-        job its live counts, refreshed every fraction of a second)."""
+        job its live counts, refreshed every fraction of a second). A PIPELINED job with snapshots also tells
+        ``restarts`` (restarts from a snapshot so far) and ``last_snapshot`` (the id of the latest complete
+        snapshot, None before the first)."""
         run = self._pipelined_run
         if run is not None:
-            return JobMetrics(run.metrics(), restarts=run.snapshotting.restarts if run.snapshotting else 0)
+            snapshots = run.snapshotting
+            if snapshots is None:
+                return JobMetrics(run.metrics())
+            return JobMetrics(run.metrics(), restarts=snapshots.restarts,
+                              last_snapshot=snapshots.coordinator.last_complete)
         return JobMetrics(dict(self._accumulator.value) if self._accumulator is not None else {})
 
     def __repr__(self) -> str:
@@ -246,6 +249,8 @@ class Job:
             return
         self._user_failed = True
         self._pipelined_stop.set()
+        if getattr(self._pipelined_run, "snapshotting", None) is not None and is_restartable(record):
+            return  # the job restarts: its tasks stop by themselves (their next status poll), keeping their workers
         sc = self._engine.spark.sparkContext
         threading.Thread(target=sc.cancelJobGroup, args=(self.group_id,), name=f"jetspark-fail-{self._id}",
                          daemon=True).start()

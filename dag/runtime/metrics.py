@@ -40,15 +40,19 @@ class MetricsParam:
 class JobMetrics:
     """Metrics of a job: ``metrics[vertex][processor_index]`` is
     ``{"receivedCount": {ordinal: n}, "emittedCount": {ordinal: n}}``; ``restarts`` counts the restarts of a
-    PIPELINED job from its snapshots (the counts above are those of the current execution).
+    PIPELINED job from its snapshots (the counts above are those of the current execution); ``last_snapshot`` is
+    the id of its latest complete snapshot (the one a restart would use), None before the first one completed
+    or when the job takes no snapshots.
 
     >>> m = JobMetrics({("map", 0, "receivedCount", 0): 3, ("map", 1, "receivedCount", 0): 2})
     >>> m.total("map", "receivedCount"), m["map"][1]["receivedCount"]
     (5, {0: 2})
     """
 
-    def __init__(self, counters: dict[tuple[str, int, str, int], int], restarts: int = 0):
+    def __init__(self, counters: dict[tuple[str, int, str, int], int], restarts: int = 0,
+                 last_snapshot: int | None = None):
         self.restarts = restarts  # restarts from a snapshot (PIPELINED jobs with a guarantee other than NONE)
+        self.last_snapshot = last_snapshot  # id of the latest complete snapshot (same jobs), None: none yet
         self._data: dict[str, dict[int, dict[str, dict[int, int]]]] = {}
         for (vertex, index, metric, ordinal), count in sorted(counters.items(), key=lambda kv: repr(kv[0])):
             proc = self._data.setdefault(vertex, {}).setdefault(index, {RECEIVED: {}, EMITTED: {}})

@@ -36,10 +36,10 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["SnapshotCoordinator", "RestartPolicy", "is_restartable"]
+__all__ = ["SnapshotCoordinator", "RestartPolicy", "completed_on_restore", "is_restartable"]
 
 _log = logging.getLogger("jetspark.snapshots")
 
@@ -181,6 +181,41 @@ class RestartPolicy:
     def snapshot_completed(self) -> None:
         """Progress after a restart: the count of restarts in a row starts again."""
         self.in_a_row = 0
+
+
+def completed_on_restore(saved: Mapping[str, int], done: Mapping[str, Iterable[int]],
+                         current: Mapping[str, int]) -> dict[str, list[int]]:
+    """Which processors a restart from a snapshot treats as completed (they emit DONE and do not run again).
+
+    ``saved``: vertex -> processor count when the snapshot was taken; ``done``: vertex -> the indices that had
+    completed then; ``current``: vertex -> processor count now. A completed processor saved nothing (as in Jet),
+    so only its completion can be restored: under the same processor count the same indices stay completed,
+    and a vertex whose every processor had completed stays completed under any count. Otherwise (some had
+    completed and the count changed) they run again, as every completed processor does in Jet: what they had
+    done cannot be given to the new processors. That case is logged.
+
+    >>> completed_on_restore({"src": 2}, {"src": [1]}, {"src": 2})
+    {'src': [1]}
+    >>> completed_on_restore({"src": 2}, {"src": [0, 1]}, {"src": 3})
+    {'src': [0, 1, 2]}
+    >>> completed_on_restore({"src": 2}, {"src": [1]}, {"src": 3})
+    {}
+    """
+    out: dict[str, list[int]] = {}
+    for vertex, indices in done.items():
+        indices = sorted(set(indices))
+        before, now = saved.get(vertex), current.get(vertex)
+        if not indices or now is None:
+            continue
+        if before == now:
+            out[vertex] = indices
+        elif len(indices) == before:
+            out[vertex] = list(range(now))
+        else:
+            _log.warning("vertex '%s': %d of its %s processors had completed when the snapshot was taken; it now has "
+                         "%d processors, so they all run again (a completed processor saved no state to hand over)",
+                         vertex, len(indices), before, now)
+    return out
 
 
 def is_restartable(failure: Mapping[str, Any] | None) -> bool:

@@ -9,7 +9,7 @@ import pytest
 import dag.runtime.snapshot_coordinator as snapshot_coordinator
 from dag.errors import JobFailedError
 from dag.runtime.sink_ledger import SinkLedger
-from dag.runtime.snapshot_coordinator import RestartPolicy, SnapshotCoordinator, is_restartable
+from dag.runtime.snapshot_coordinator import RestartPolicy, SnapshotCoordinator, completed_on_restore, is_restartable
 from dag.runtime.snapshot_store import SnapshotStore
 
 
@@ -121,3 +121,24 @@ def test_finished_processors_when_task_ended_then_done_in_current_and_later_snap
     coord.execution_started(0.0)
     coord.start(0.0)
     assert coord.missing() == ["src#0", "src#1", "sink#0"]
+
+
+def test_completed_on_restore_when_same_parallelism_then_same_processors_stay_completed():
+    assert completed_on_restore({"src": 3, "map": 2}, {"src": [2, 0]}, {"src": 3, "map": 2}) == {"src": [0, 2]}
+
+
+def test_completed_on_restore_when_whole_vertex_completed_and_parallelism_changed_then_every_new_processor_completed():
+    assert completed_on_restore({"src": 2}, {"src": [0, 1]}, {"src": 4}) == {"src": [0, 1, 2, 3]}
+    assert completed_on_restore({"src": 4}, {"src": [0, 1, 2, 3]}, {"src": 1}) == {"src": [0]}
+
+
+def test_completed_on_restore_when_some_completed_and_parallelism_changed_then_they_run_again_and_logged(caplog):
+    with caplog.at_level("WARNING", logger="jetspark.snapshots"):
+        assert completed_on_restore({"src": 2, "sink": 1}, {"src": [1], "sink": [0]}, {"src": 3, "sink": 1}) == {
+            "sink": [0]}
+    assert "vertex 'src': 1 of its 2 processors had completed" in caplog.text
+    assert "now has 3 processors, so they all run again" in caplog.text
+
+
+def test_completed_on_restore_when_vertex_no_longer_exists_then_ignored():
+    assert completed_on_restore({"gone": 1}, {"gone": [0]}, {"src": 1}) == {}

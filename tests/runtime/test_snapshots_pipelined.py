@@ -9,6 +9,7 @@ user exception fails the job under every guarantee.
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import signal
@@ -114,6 +115,20 @@ def test_exactly_once_when_restartable_errors_at_random_items_then_every_item_on
     assert sorted(m.name for m in tmp_path.iterdir()) == sorted(f"item-{p}" for p in points)  # all 3 fired
     # Two injected failures can hit the two middle processors within one execution: one restart covers both.
     assert 1 <= job.metrics().restarts <= 3
+
+
+def test_restart_when_restartable_error_then_tasks_keep_their_python_workers_and_timeline_logged(
+        engine, tmp_path, caplog):
+    dag = _pipeline(write_list_p("eo-reuse"), lambda: FailAt([N // 2], tmp_path))
+    with caplog.at_level(logging.DEBUG, logger="jetspark.snapshots"):
+        job = _run(engine, dag, _config(EXACTLY_ONCE))
+    assert _counts(engine.get_list("eo-reuse")) == (0, 0)
+    timelines = [r.timeline for r in caplog.records if hasattr(r, "timeline")]
+    assert len(timelines) == job.metrics().restarts == 1
+    steps = timelines[0]
+    # the failed execution's tasks ended normally, so Spark handed their Python workers to the new execution
+    assert steps["fresh python workers"] == 0
+    assert 0 <= steps["stage submitted"] <= steps["tasks entered"] <= steps["tasks connected"]
 
 
 def test_exactly_once_when_python_worker_killed_then_every_item_once(engine, tmp_path):
@@ -296,6 +311,7 @@ def test_suspend_resume_restart_when_stream_job_then_output_contiguous_and_exact
     _wait_for(lambda: len(out) > 500)
     job.suspend()
     assert job.status is JobStatus.SUSPENDED
+    assert job.metrics().last_snapshot is not None  # the snapshot the suspension took
     frozen = len(out)
     time.sleep(1.0)
     assert len(out) == frozen  # nothing runs while suspended
@@ -311,16 +327,31 @@ def test_suspend_resume_restart_when_stream_job_then_output_contiguous_and_exact
     assert items == list(range(len(items)))  # every published item once, none skipped
 
 
-def test_suspend_when_job_takes_no_snapshots_then_refused(engine):
+def test_suspend_resume_restart_when_guarantee_none_then_each_execution_starts_from_scratch(engine):
     dag = DAG()
     source = dag.new_vertex("ticks", _stream_sequence())
     dag.edge(between(source, dag.new_vertex("sink", write_list_p("no-snapshots"), local_parallelism=1)))
+    out = engine.get_list("no-snapshots")
     job = engine.new_job(dag, _config(NONE))
     try:
-        _wait_for(lambda: job.status is JobStatus.RUNNING)
-        with pytest.raises(Exception, match="needs a PIPELINED job with processing_guarantee"):
-            job.suspend()
+        _wait_for(lambda: len(out) > 300)
+        job.suspend()
+        assert job.status is JobStatus.SUSPENDED
+        frozen = len(out)
+        time.sleep(1.0)
+        assert len(out) == frozen  # nothing runs while suspended
+        job.resume()
+        _wait_for(lambda: len(out) > frozen + 300)
+        job.restart()
+        assert job.status is JobStatus.RUNNING
+        _wait_for(lambda: list(out).count(0) == 3 and len(out) > frozen + 600)
+        assert job.metrics().restarts == 0 and job.metrics().last_snapshot is None
     finally:
         job.cancel()
         with pytest.raises(JobFailedError):
             job.join(timeout=TIMEOUT)
+    items = list(out)
+    starts = [i for i, item in enumerate(items) if item == 0]
+    assert len(starts) == 3 and starts[1] == frozen  # without snapshots the source starts over, as in Jet
+    for begin, end in zip(starts, starts[1:] + [len(items)]):
+        assert items[begin:end] == list(range(end - begin))  # each execution's output in order, from scratch

@@ -9,15 +9,19 @@ secret; failures as JSON records, the driver-side collection topics) also serves
 
 - ``jetspark.status`` (request, every task every ``POLL_SECONDS``): live metrics in; reply ``{"stop": bool}``,
   True once the job is cancelled or failed, so every task stops within a poll;
-- ``jetspark.done``: a task's final metrics.
+- ``jetspark.done``: a task's final metrics;
+- ``jetspark.address`` (``worker.ADDRESS_TOPIC``): the address exchange of the tasks' links; a request is held
+  open (up to ``EXCHANGE_WAIT``) until every task of the execution told its address, then answered with all.
 
 A task that fails reports the failure record on the channel (``failures.encode_failure``) and raises; the
 job's failure hook sets the stop flag and cancels the Spark job group, and ``Job`` turns the record into the
 ``JobFailedError`` (never from error text).
 
 With ``processing_guarantee`` other than NONE, :class:`~dag.runtime.pipelined.restarts.SnapshotRun` takes over
-``run()``: snapshots every ``snapshot_interval_ms`` and the restart loop (``restarts.py``); every message of a
-task carries its execution number (``attempt``), and those of an earlier execution are ignored.
+``run()``: snapshots every ``snapshot_interval_ms`` and the restart loop (``restarts.py``); without, the loop of
+:class:`~dag.runtime.pipelined.suspension.Suspension` runs it (a new execution from scratch after
+``job.suspend()``/``resume()``/``restart()``). Every message of a task carries its execution number
+(``attempt``), and those of an earlier execution are ignored.
 
 A watchdog thread escalates: :data:`STOP_GRACE` seconds after a stop was requested it cancels the Spark job
 group, so a task stuck in user code cannot hold the job. ``run()`` returns only when the stage ended, that is
@@ -39,7 +43,8 @@ from dag.runtime.build import PlanRun
 from dag.runtime.pipelined.layout import Layout, make_layout
 from dag.config import ProcessingGuarantee
 from dag.runtime.pipelined.restarts import SnapshotRun
-from dag.runtime.pipelined.worker import Worker, WorkerSpec
+from dag.runtime.pipelined.suspension import Suspension
+from dag.runtime.pipelined.worker import ADDRESS_TOPIC, EXCHANGE_WAIT, Worker, WorkerSpec
 
 __all__ = ["PipelinedRun", "StageFunction", "SLOT_WAIT_SECONDS", "STOP_GRACE", "free_slots", "task_count", "wait_for_slots"]
 
@@ -96,8 +101,7 @@ class StageFunction:
 
         for _ in iterator:
             pass
-        barrier = BarrierTaskContext.get()
-        return [Worker(self.spec)(barrier.partitionId(), barrier)]
+        return [Worker(self.spec)(BarrierTaskContext.get().partitionId())]
 
 
 class PipelinedRun:
@@ -112,9 +116,12 @@ class PipelinedRun:
         self.task_metrics: dict[int, dict] = {}
         self.stop_requested = stop
         self.stage_done = threading.Event()
+        self._addresses: dict[int, dict[int, list]] = {}  # execution -> task -> its link address
+        self._addressed = threading.Condition()
         self.snapshotting: SnapshotRun | None = None
         if job.config.processing_guarantee is not ProcessingGuarantee.NONE:
             self.snapshotting = SnapshotRun(self, engine, job, self.layout)
+        self.suspension: Suspension = self.snapshotting or Suspension(self, job)  # job.suspend(), resume(), restart()
         self._staged = PlanRun(self.sc, dag, plan, job_id=job.id, job_name=job.name,
                                guarantee=job.config.processing_guarantee, accumulator=None,
                                collections=engine._collections, describe=lambda what: None)  # noqa: SLF001
@@ -142,13 +149,33 @@ class PipelinedRun:
         self.task_metrics[body["task"]] = body["metrics"]
         reply = {"stop": self.stop_requested.is_set()}
         if self.snapshotting is not None:
+            if "startup" in body:
+                self.snapshotting.task_started(body)
             reply.update(self.snapshotting.instructions())
         return reply
+
+    def _address(self, body: dict) -> dict:
+        attempt, tasks = body.get("attempt", 0), self.layout.tasks
+        with self._addressed:
+            if attempt != self.attempt:
+                return {"addresses": None, "stop": True}
+            known = self._addresses.setdefault(attempt, {})
+            known[body["task"]] = body["address"]
+            self._addressed.notify_all()
+            self._addressed.wait_for(lambda: len(known) == tasks or self.stop_requested.is_set()
+                                     or attempt != self.attempt, timeout=EXCHANGE_WAIT)
+            if len(known) == tasks and attempt == self.attempt:
+                for old in [a for a in self._addresses if a < attempt]:
+                    del self._addresses[old]
+                return {"addresses": [known[u] for u in range(tasks)]}
+        return {"addresses": None, "stop": self.stop_requested.is_set() or attempt != self.attempt}
 
     def _done(self, body: Any) -> None:
         if self._stale(body):
             return
         self.task_metrics[body["task"]] = body["metrics"]
+        if self.snapshotting is not None and "startup" in body:
+            self.snapshotting.task_started(body)
         if self.snapshotting is not None and not self.stop_requested.is_set():
             self.snapshotting.coordinator.finished(self.layout.processors_of(body["task"]))
 
@@ -178,13 +205,12 @@ class PipelinedRun:
         """Run the job to its end (or until stopped); a failed stage raises Spark's error."""
         self.channel.register("jetspark.status", self._status)
         self.channel.register("jetspark.done", self._done)
+        self.channel.register(ADDRESS_TOPIC, self._address)
         if self.snapshotting is not None:
             self.snapshotting.register(self.channel)
             self.snapshotting.run_with_restarts()
-            return
-        spec = self._worker_spec()
-        self._wait_for_slots()
-        self._run_stage(spec)
+        else:
+            self.suspension.run_executions()
 
     def _worker_spec(self) -> WorkerSpec:
         from dag.runtime.logforward import driver_level
@@ -207,14 +233,16 @@ class PipelinedRun:
     def _wait_for_slots(self) -> None:
         wait_for_slots(self.sc, self.layout.tasks, self.job.name, self.stop_requested)
 
-    def _run_stage(self, spec: WorkerSpec) -> None:
+    def _run_stage(self, spec: WorkerSpec) -> list[dict]:
+        """Run the barrier stage to its end; every task's result (``{"task": t}``, plus ``"failure"``: the id of
+        the restartable failure that ended it, see ``worker.py``)."""
         tasks = self.layout.tasks
         watchdog = threading.Thread(target=self._watchdog, name=f"jetspark-watchdog-{self.job.id}", daemon=True)
         watchdog.start()
         try:
             rdd = self.sc.parallelize(range(tasks), tasks).barrier().mapPartitions(StageFunction(spec))
             rdd.setName(f"{self.job.name}: pipelined stage ({tasks} tasks)")
-            rdd.collect()
+            return rdd.collect()
         finally:
             self.stage_done.set()
             watchdog.join(STOP_GRACE + 5)

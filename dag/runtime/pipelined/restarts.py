@@ -34,36 +34,71 @@ import time
 from typing import Any
 
 from dag.config import ProcessingGuarantee
-from dag.errors import DagValidationError, JobFailedError
+from dag.errors import JobFailedError
 from dag.runtime.failures import _ID_RE, ID_PREFIX, RECORD_WAIT, _text
 from dag.runtime.pipelined.snapshots import SNAPSHOT_TOPIC, SnapshotSpec
+from dag.runtime.pipelined.suspension import CANCELLED, Suspension
 from dag.runtime.sink_ledger import SinkLedger
-from dag.runtime.snapshot_coordinator import RestartPolicy, SnapshotCoordinator
+from dag.runtime.snapshot_coordinator import RestartPolicy, SnapshotCoordinator, completed_on_restore
 from dag.runtime.snapshot_routing import RestoreRouter, restore_router
 from dag.runtime.snapshot_store import SnapshotStore, resolve_snapshot_dir
 from edges.partitioner import Partitioner
 from processors.driver_protocol import SINK_SEAL, SINK_STAGE
 
-__all__ = ["SnapshotRun", "SNAPSHOT_TIMEOUT", "RESTART_DELAY", "TICK_SECONDS"]
+__all__ = ["SnapshotRun", "SNAPSHOT_TIMEOUT", "TICK_SECONDS"]
 
 SNAPSHOT_TIMEOUT = 120.0
 """Seconds a snapshot may take before it is abandoned (logged; the job goes on)."""
-RESTART_DELAY = 0.2
-"""Seconds between a failed execution and the next attempt."""
 TICK_SECONDS = 0.02
 """How often the ticker looks whether a snapshot is due or complete."""
-STOP_WAIT = 30.0
-"""Seconds ``suspend()`` waits for the stage to stop after its snapshot completed."""
-_CANCELLED = object()
 _log = logging.getLogger("jetspark.snapshots")
 
 
-class SnapshotRun:
+class RestartTimeline:
+    """When each step of a restart happened (seconds since the failure), logged at debug level (logger
+    ``jetspark.snapshots``, record attribute ``timeline``) once every task of the new execution connected."""
+
+    def __init__(self, failed_at: float, tasks: int, attempt: int):
+        self.origin, self.tasks, self.attempt = failed_at, tasks, attempt  # attempt: the new execution's number
+        self.steps: dict[str, float] = {}
+        self.task_steps: dict[int, dict] = {}
+        self.logged = False
+
+    def mark(self, step: str) -> None:
+        self.steps[step] = time.time() - self.origin
+
+    def task_started(self, task: int, startup: dict) -> bool:
+        """A task's start-up times; True once every task connected (the timeline is complete)."""
+        self.task_steps[task] = startup
+        return len(self.task_steps) == self.tasks and all("connected" in s for s in self.task_steps.values())
+
+    def as_dict(self) -> dict[str, float]:
+        steps = dict(self.steps)
+        for name in ("entered", "built", "connected"):
+            times = [s[name] for s in self.task_steps.values() if s.get(name)]
+            if times:
+                steps[f"tasks {name}"] = max(times) - self.origin
+        steps["fresh python workers"] = sum(bool(s.get("fresh_worker")) for s in self.task_steps.values())
+        return steps
+
+    def record(self) -> dict[str, float]:
+        """The steps and the failure's time (``origin``, seconds since the epoch): the log record's ``timeline``."""
+        return {"origin": self.origin, **self.as_dict()}
+
+    def log(self, job_name: str, restart: int) -> None:
+        self.logged = True
+        steps = self.as_dict()
+        _log.debug("Job '%s' restart %d timeline (s after the failure): %s", job_name, restart,
+                   ", ".join(f"{k} {v:.2f}" for k, v in steps.items()), extra={"timeline": self.record()})
+
+
+class SnapshotRun(Suspension):
     """Snapshots and the restart loop of one pipelined job (see the module docstring)."""
 
     def __init__(self, run: Any, engine: Any, job: Any, layout: Any):
+        super().__init__(run, job)
         config = job.config
-        self.run, self.engine, self.job, self.layout = run, engine, job, layout
+        self.engine, self.layout = engine, layout
         self.aligned = config.processing_guarantee is ProcessingGuarantee.EXACTLY_ONCE
         self.root, self.temporary = resolve_snapshot_dir(engine.config.snapshot_dir, local=engine._local)  # noqa: SLF001
         self.store = SnapshotStore(self.root, f"{job.name}-{job.id}", secret=run.channel.ref.secret)
@@ -74,9 +109,8 @@ class SnapshotRun:
         self.policy = RestartPolicy(config.max_restarts)
         self.finish_log: list[list] = []
         self._records_before = 0
-        self._suspending = threading.Event()
-        self._resume = threading.Event()
         self._lock = threading.Lock()
+        self.timeline: RestartTimeline | None = None  # of the latest restart
 
     @property
     def restarts(self) -> int:
@@ -88,6 +122,18 @@ class SnapshotRun:
         if self.ledger is not None:
             channel.register(SINK_STAGE, self._stage)
             channel.register(SINK_SEAL, self._seal)
+
+    def task_started(self, body: dict) -> None:
+        """A task reported its start-up times (``body["startup"]``; see :class:`RestartTimeline`)."""
+        timeline = self.timeline
+        if timeline is None or timeline.logged or body.get("attempt") != timeline.attempt:
+            return
+        if timeline.task_started(body["task"], body["startup"]):
+            timeline.log(self.job.name, self.policy.total)
+
+    def _mark(self, step: str) -> None:
+        if self.timeline is not None and not self.timeline.logged:
+            self.timeline.mark(step)
 
     def instructions(self) -> dict:
         """What the status reply tells the tasks: the snapshot in progress and the recent phase-2 calls."""
@@ -127,96 +173,65 @@ class SnapshotRun:
         while True:
             spec = run._worker_spec()  # noqa: SLF001
             spec.snapshots = self._spec(restore_id)
+            self._mark("spec built")
             run._wait_for_slots()  # noqa: SLF001
+            self._mark("slots free")
             ticker = threading.Thread(target=self._tick, name=f"jetspark-snapshots-{self.job.id}", daemon=True)
             self._records_before = run.channel.record_count()
             self.coordinator.execution_started(time.monotonic())
             ticker.start()
+            self._mark("stage submitted")
+            error: BaseException | None = None
+            results: list[dict] = []
             try:
-                run._run_stage(spec)  # noqa: SLF001
+                results = run._run_stage(spec)  # noqa: SLF001
             except BaseException as exc:  # noqa: BLE001
-                ticker.join(5)
-                if self._suspending.is_set() and not self.job._cancelled:  # noqa: SLF001 - stopped, maybe forcibly
-                    restore_id = self._suspended()
-                    if restore_id is _CANCELLED:
-                        return
-                    continue
-                failure = self._failure_of(exc)
-                if self.job._cancelled or not self.policy.should_restart(failure, True):  # noqa: SLF001
-                    if failure is not None:  # name this execution's failure (the job reports the one named)
-                        raise JobFailedError(f"Job '{self.job.name}' failed [{ID_PREFIX}{failure['id']}]") from exc
-                    raise
-                restore_id = self._prepare_restart(failure or {"exc_type": type(exc).__name__,
-                                                               "exc_message": str(exc)[:300]})
-                continue
+                error = exc
+            ended = time.time()
             ticker.join(5)
-            if self._suspending.is_set() and not self.job._cancelled:  # noqa: SLF001
+            if self.stopped_for_suspension():  # stopped (maybe forcibly) for suspend()
                 restore_id = self._suspended()
-                if restore_id is not _CANCELLED:
-                    continue
-            if self.ledger is not None and not self.job._cancelled:  # noqa: SLF001
-                self.ledger.publish_all()
-            return
+                if restore_id is CANCELLED:
+                    return
+                continue
+            if error is None and not any(r.get("failure") for r in results):
+                if self.ledger is not None and not self.job._cancelled:  # noqa: SLF001
+                    self.ledger.publish_all()
+                return
+            restore_id = self._after_failure(error, ended)
+
+    def _after_failure(self, error: BaseException | None, ended: float) -> int | None:
+        """The execution failed (``error``: Spark's, None when the tasks ended after a restartable failure they
+        reported): raise the job's failure, or prepare the restart and return the snapshot to restore."""
+        failure = self._failure_of(error)
+        if self.job._cancelled or not self.policy.should_restart(failure, True):  # noqa: SLF001
+            if failure is not None:  # name this execution's failure (the job reports the one named)
+                raise JobFailedError(f"Job '{self.job.name}' failed [{ID_PREFIX}{failure['id']}]") from error
+            raise error or JobFailedError(f"Job '{self.job.name}' failed", job_name=self.job.name)
+        self.timeline = RestartTimeline((failure or {}).get("time") or ended, self.layout.tasks, self.run.attempt + 1)
+        self.timeline.steps["stage ended"] = ended - self.timeline.origin
+        self._mark("failure known")
+        return self._prepare_restart(failure or {"exc_type": type(error).__name__, "exc_message": str(error)[:300]})
 
     # ------------------------------------------------------------------ suspend, resume, restart
-    def suspend(self, timeout: float = SNAPSHOT_TIMEOUT) -> None:
-        """Take a snapshot now, then stop the execution; the job becomes SUSPENDED until :meth:`resume`."""
-        from dag.runtime.job import JobStatus
-
-        if self.job.status is not JobStatus.RUNNING or self._suspending.is_set():
-            raise DagValidationError(f"Job '{self.job.name}' is {self.job.status.value}: only a RUNNING job can be "
-                                     "suspended")
+    def _before_stop(self) -> None:
+        """Take a snapshot now and wait until it completed (the state the suspended job resumes from)."""
         target = self.coordinator.request_now()
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + SNAPSHOT_TIMEOUT
         while (self.coordinator.last_complete or -1) < target:
             if time.monotonic() > deadline or self.run.stage_done.is_set():
-                raise JobFailedError(f"Job '{self.job.name}': no snapshot completed within {timeout:.0f} s, so it "
-                                     "was not suspended", job_name=self.job.name)
-            time.sleep(TICK_SECONDS)
-        self._resume.clear()
-        self._suspending.set()
-        self.run.stop_requested.set()
-        while self.job.status is not JobStatus.SUSPENDED and not self.job.status.is_terminal:
-            if time.monotonic() > deadline + STOP_WAIT:
-                break
+                raise JobFailedError(f"Job '{self.job.name}': no snapshot completed within {SNAPSHOT_TIMEOUT:.0f} "
+                                     "s, so it was not suspended", job_name=self.job.name)
             time.sleep(TICK_SECONDS)
 
-    def resume(self) -> None:
-        """Restart a SUSPENDED job from the snapshot taken when it was suspended."""
-        from dag.runtime.job import JobStatus
+    def _restore_point(self) -> int | None:
+        return self.coordinator.prepare_restart()
 
-        if self.job.status is not JobStatus.SUSPENDED:
-            raise DagValidationError(f"Job '{self.job.name}' is {self.job.status.value}: only a SUSPENDED job can be "
-                                     "resumed")
-        self._resume.set()
-        deadline = time.monotonic() + STOP_WAIT
-        while self.job.status is JobStatus.SUSPENDED and time.monotonic() < deadline:
-            time.sleep(TICK_SECONDS)
-
-    def _suspended(self) -> Any:
-        """The stage stopped for a suspension: wait for resume (or cancel); the snapshot to restart from."""
-        from dag.runtime.job import JobStatus
-
-        run, job = self.run, self.job
-        restore_id = self.coordinator.prepare_restart()
-        job._status = JobStatus.SUSPENDED  # noqa: SLF001
-        _log.info("Job '%s' suspended at snapshot %s", job.name, restore_id)
-        while not self._resume.wait(TICK_SECONDS * 5):
-            if job._cancelled:  # noqa: SLF001
-                return _CANCELLED
-        self._suspending.clear()
-        run.attempt += 1
-        run.stop_requested.clear()
-        run.stage_done.clear()
-        job._status = JobStatus.RUNNING  # noqa: SLF001
-        _log.info("Job '%s' resumes from snapshot %s", job.name, restore_id)
-        return restore_id
-
-    def _failure_of(self, exc: BaseException) -> dict | None:
+    def _failure_of(self, exc: BaseException | None) -> dict | None:
         """The failure record of the execution that just failed: the one named in Spark's error, else the first
         that arrived since the execution started; None when no task reported one (an infrastructure failure)."""
         channel = self.run.channel
-        ids = _ID_RE.findall(_text(exc))
+        ids = _ID_RE.findall(_text(exc)) if exc is not None else []
         for failure_id in reversed(ids):
             record = channel.failure_record(failure_id, wait=RECORD_WAIT if failure_id == ids[-1] else 0.0)
             if record is not None:
@@ -230,8 +245,11 @@ class SnapshotRun:
         run, job = self.run, self.job
         sc = run.sc
         sc.cancelJobGroup(job.group_id)  # whatever is left of the failed stage
+        self._mark("group cancelled")
         await_tasks_gone(sc, job.group_id)
+        self._mark("old tasks gone")
         restore_id = self.coordinator.prepare_restart()
+        self._mark("snapshot prepared")
         _log.warning("Job '%s' restarts from %s after %s: %s (restart %d; at most %d in a row)", self.job.name,
                      "scratch" if restore_id is None else f"snapshot {restore_id}", cause.get("exc_type"),
                      str(cause.get("exc_message"))[:300], self.policy.total, self.policy.max_restarts)
@@ -239,7 +257,8 @@ class SnapshotRun:
         job._user_failed = False  # noqa: SLF001 - the next failure stops the next execution again
         run.stop_requested.clear()
         run.stage_done.clear()
-        time.sleep(RESTART_DELAY)
+        time.sleep(job.config.restart_delay_ms / 1000)
+        self._mark("restart delay")
         return restore_id
 
     def _tick(self) -> None:
@@ -277,9 +296,8 @@ class SnapshotRun:
         for name, vertex in self.layout.vertices.items():
             spec.routers[name] = (restore_router(dag, name, count) if name in names
                                   else RestoreRouter(Partitioner.default(), count))
-        for name, indices in self.store.done_processors(restore_id).items():
-            if saved.get(name) == self.layout.vertices[name].total_parallelism:
-                spec.done[name] = indices
+        current = {name: vertex.total_parallelism for name, vertex in self.layout.vertices.items()}
+        spec.done = completed_on_restore(saved, self.store.done_processors(restore_id), current)
         return spec
 
     def close(self, error: BaseException | None) -> None:

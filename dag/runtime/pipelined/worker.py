@@ -3,7 +3,10 @@ barrier context it is given).
 
 In task ``t`` the worker
 
-1. listens on a port, learns every task's address with ``allGather`` and connects its links (``links.py``);
+1. listens on a port, learns every task's address from the driver (:data:`ADDRESS_TOPIC`: the coordinator
+   answers once every task of the execution told its own; Spark's ``BarrierTaskContext.allGather`` would do
+   the same but polls its RPC once a second, which cost a second on every start and restart) and connects its
+   links (``links.py``);
 2. creates its processors (from the member's ``ProcessorSupplier``, as the staged task does; driver-side
    collections through their ``live_supplier()``, which talk to the driver over ``context.driver``), their
    tasklets, inbound queues and senders (``runner.py``);
@@ -19,6 +22,7 @@ In task ``t`` the worker
 from __future__ import annotations
 
 import threading
+import time
 from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
@@ -28,11 +32,19 @@ from dag.runtime.failures import encode_failure
 from dag.runtime.logforward import forwarding
 from dag.runtime.pipelined.layout import Layout
 from dag.runtime.pipelined.runner import TaskRunners
+from dag.runtime.snapshot_coordinator import is_restartable
 
-__all__ = ["WorkerSpec", "Worker", "POLL_SECONDS"]
+__all__ = ["WorkerSpec", "Worker", "POLL_SECONDS", "ADDRESS_TOPIC", "EXCHANGE_WAIT"]
 
 POLL_SECONDS = 0.2
 """How often a task asks the driver whether to stop (and sends its live metrics)."""
+ADDRESS_TOPIC = "jetspark.address"
+"""A task's link address in; every task's out once all told theirs (``{"addresses": [...] | None, "stop"}``)."""
+EXCHANGE_WAIT = 1.0
+"""Seconds the driver holds an address request open waiting for the other tasks (the task then asks again)."""
+EXCHANGE_TIMEOUT = 120.0
+"""Seconds a task waits for every task of its stage to start before it fails (restartable: a link error)."""
+_CALLS = 0  # tasks this Python worker process ran (1: a fresh worker, it imported jetspark for this task)
 
 
 @dataclass
@@ -53,14 +65,17 @@ class WorkerSpec:
 
 
 class Worker:
-    """Runs task ``t`` of the stage (see the module docstring). Call with the barrier context."""
+    """Runs task ``t`` of the stage (see the module docstring)."""
 
     def __init__(self, spec: WorkerSpec):
         self.spec = spec
 
-    def __call__(self, t: int, barrier: Any) -> dict:
+    def __call__(self, t: int) -> dict:
+        global _CALLS
+        _CALLS += 1
         spec = self.spec
         ref = spec.channel
+        self.startup = {"entered": time.time(), "fresh_worker": _CALLS == 1}
         control = ChannelClient(ref.address, ref.secret)
         runners: TaskRunners | None = None
         stop = threading.Event()
@@ -68,9 +83,13 @@ class Worker:
                                   name=f"jetspark-task-{t}-poll")
         try:
             runners = TaskRunners(t, spec, ref.client(), stop)
+            self.startup["built"] = time.time()
+            addresses = self._exchange(t, control, runners.links.address)  # type: ignore[union-attr]
             poller.start()
-            addresses = barrier.allGather(",".join(map(str, runners.links.address)))  # type: ignore[union-attr]
-            runners.links.connect([(a.split(",")[0], int(a.split(",")[1])) for a in addresses])  # type: ignore
+            if addresses is None:  # stopped while waiting for the other tasks
+                return {"task": t}
+            runners.links.connect(addresses)  # type: ignore[union-attr]
+            self.startup["connected"] = time.time()
             with ExitStack() as forwarded:  # processors' log records go to the driver's logging
                 for logger, level in runners.log_targets():
                     forwarded.enter_context(forwarding(logger, ref, level))
@@ -78,27 +97,51 @@ class Worker:
             return {"task": t}
         except Exception as exc:
             stop.set()
-            raise encode_failure(exc, [f"<task {t}>"], t, ref) from None
+            failure = encode_failure(exc, [f"<task {t}>"], t, ref)
+            if spec.snapshots is not None and failure.record is not None and is_restartable(failure.record):
+                # the driver has the record and restarts the job: end the task normally, so that Spark keeps
+                # this Python worker for the next execution (a failed task's worker exits, and a fresh one
+                # imports jetspark again: seconds on a busy machine)
+                return {"task": t, "failure": failure.record["id"]}
+            raise failure from None
         finally:
             stop.set()
             if runners is not None:
                 runners.close()
                 try:
-                    control.send("jetspark.done", {"task": t, "attempt": spec.attempt, "metrics": runners.metrics()})
+                    control.send("jetspark.done", {"task": t, "attempt": spec.attempt, "metrics": runners.metrics(),
+                                                   "startup": self.startup})
                 except OSError:
                     pass
             if poller.is_alive():
                 poller.join(2)
             control.close()
 
+    def _exchange(self, t: int, control: ChannelClient, address: tuple[str, int]) -> list[tuple[str, int]] | None:
+        """Every task's link address (index = task), through the driver; None when the job stops meanwhile."""
+        deadline = time.monotonic() + EXCHANGE_TIMEOUT
+        body = {"task": t, "attempt": self.spec.attempt, "address": list(address)}
+        while True:
+            reply = control.request(ADDRESS_TOPIC, body, timeout=EXCHANGE_WAIT + 10)
+            if reply.get("addresses") is not None:
+                return [(host, int(port)) for host, port in reply["addresses"]]
+            if reply.get("stop"):
+                return None
+            if time.monotonic() > deadline:
+                raise ConnectionError(f"task {t} of job '{self.spec.job_name}': not every task of the stage started "
+                                      f"within {EXCHANGE_TIMEOUT:.0f} s, so the tasks could not connect")
+
     def _poll(self, t: int, control: ChannelClient, stop: threading.Event, runners: Any) -> None:
         failures = 0
+        startup_sent = False
         while not stop.wait(POLL_SECONDS):
             r = runners()
+            body = {"task": t, "attempt": self.spec.attempt, "metrics": r.metrics() if r else {}}
+            if not startup_sent:  # the task's start-up times, for the coordinator's restart timeline (debug log)
+                body["startup"] = dict(self.startup)
+                startup_sent = "connected" in self.startup
             try:
-                reply = control.request("jetspark.status", {"task": t, "attempt": self.spec.attempt,
-                                                             "metrics": r.metrics() if r else {}},
-                                        timeout=10)
+                reply = control.request("jetspark.status", body, timeout=10)
                 failures = 0
             except (OSError, TimeoutError, RuntimeError):
                 failures += 1
@@ -109,3 +152,4 @@ class Worker:
                 messages = r.snapshots.instructions(reply)
                 if messages:
                     r.control(messages)
+
