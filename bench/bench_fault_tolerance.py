@@ -176,7 +176,7 @@ def recovery(engine: Engine, args: argparse.Namespace) -> None:
             timeline["processing resumed"] = min(later) - fault
     if handler.timelines:
         print("restart timeline, median seconds after the failure (each restart's, in order):")
-        for step in [s for s in handler.timelines[0] if s != "origin"] + ["processing resumed"]:
+        for step in [s for s in handler.timelines[0] if s != "origin"]:
             values = [t[step] for t in handler.timelines if step in t]
             print(f"  {step:22} {statistics.median(values):6.2f}   ({', '.join(f'{v:.2f}' for v in values)})")
 

@@ -162,4 +162,7 @@ def validated_record(body: Any) -> dict:
         if not isinstance(value, kind) or isinstance(value, bool):
             raise ValueError(f"failure record field {name!r} must be {kind.__name__}, got {value!r:.80}")
         record[name] = value
+    when = body.get("time")  # optional: when the task reported it (seconds since the epoch)
+    if isinstance(when, (int, float)) and not isinstance(when, bool):
+        record["time"] = float(when)
     return record

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from types import SimpleNamespace
 
@@ -114,6 +115,8 @@ def test_failure_when_reported_on_channel_then_decoded_by_id_without_jvm_text():
             failure = encode_failure(exc, ["source", "tokenize"], 3, channel.ref)
         assert "jetspark-failure-id " in str(failure) and "bad item 7" not in str(failure)
         assert [r["vertex"] for r in stored] == ["tokenize"]  # stored (and the job told) before the task raises
+        assert failure.record["id"] == stored[0]["id"]  # the task knows the record the driver acknowledged
+        assert abs(stored[0]["time"] - time.time()) < 60  # when it was reported: a restart's timeline starts there
         noise = ("py4j.protocol.Py4JJavaError: An error occurred while calling o123.count.\n"
                  "org.apache.spark.SparkException: Job aborted due to stage failure: ... Traceback ...\n"
                  f"dag.runtime.failures.TaskFailure: {failure}\n\tat org.apache.spark.api.python.PythonRunner...")
@@ -134,6 +137,7 @@ def test_failure_when_no_channel_or_no_record_then_not_decoded_and_summary_kept(
     except ValueError as exc:
         failure = encode_failure(exc, ["source"], 0, None)
     assert "ValueError in vertex 'source' processor #0: bad item 7" in str(failure)
+    assert failure.record is None  # not acknowledged by a driver
     channel = JobChannel("local[2]")
     try:
         unknown = "jetspark-failure-id " + "ab" * 16

@@ -1,7 +1,7 @@
 """TCP links between the tasks of a pipelined job (pure Python; sockets from ``dag/runtime/channel.py``).
 
 Each task listens on one port (:func:`dag.runtime.channel.bind_host` address) and, once the tasks have
-exchanged addresses through ``BarrierTaskContext.allGather``, connects to every other task; every connection
+exchanged addresses through the driver (``worker.py``), connects to every other task; every connection
 passes the channel's HMAC handshake with the job's secret before one byte is unpickled. Task ``t``'s
 connection to task ``u`` carries what ``t``'s processors send to ``u``'s, one way:
 

@@ -18,9 +18,17 @@
   restore their processors' routed entries; :class:`~dag.runtime.snapshot_coordinator.RestartPolicy` stops after
   ``JobConfig.max_restarts`` restarts in a row, failing the job with the last error. Restarts are logged
   (logger ``jetspark.snapshots``) and counted (``job.metrics().restarts``). A cancelled job never restarts;
-- **suspend/resume/restart** (``job.suspend()``, ``job.resume()``, ``job.restart()``): a snapshot is taken at
-  once, the execution stops after it completed (status SUSPENDED; what ran after the snapshot is rolled back
-  like after a failure), and ``resume`` starts a new execution from that snapshot; ``restart`` is both;
+- **a fast restart**: a task whose processor raised a restartable error reports it and then *returns* (the
+  driver sets the stop flag instead of cancelling the Spark job group, so the other tasks stop at their next
+  status poll and return too): the stage ends normally and Spark keeps the tasks' Python workers, which run
+  the next execution at once (a failed or killed task's worker exits, and a fresh one imports jetspark again:
+  seconds on a busy machine). A lost worker or executor still fails the stage through Spark. The tasks then
+  exchange their addresses through the driver (``worker.py``). After ``JobConfig.restart_delay_ms`` the new
+  stage starts. :class:`RestartTimeline` logs, at debug level, when each of these steps happened;
+- **suspend/resume/restart** (``job.suspend()``, ``job.resume()``, ``job.restart()``; ``suspension.py``): a
+  snapshot is taken at once, the execution stops after it completed (status SUSPENDED; what ran after the
+  snapshot is rolled back like after a failure), and ``resume`` starts a new execution from that snapshot;
+  ``restart`` is both;
 - **driver-side sinks** of an EXACTLY_ONCE job stage their items in a :class:`~dag.runtime.sink_ledger.SinkLedger`
   (``STAGE_TOPIC``), sealed per snapshot (``SEAL_TOPIC``); a completed job publishes what remains.
 """
