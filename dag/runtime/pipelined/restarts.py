@@ -219,7 +219,8 @@ class SnapshotRun(Suspension):
         self.timeline = RestartTimeline((failure or {}).get("time") or ended, self.layout.tasks, self.run.attempt + 1)
         self.timeline.steps["stage ended"] = ended - self.timeline.origin
         self._mark("failure known")
-        return self._prepare_restart(failure or {"exc_type": type(error).__name__, "exc_message": str(error)[:300]})
+        return self._prepare_restart(failure or {"exc_type": type(error).__name__, "exc_message": str(error)[:300]},
+                                     stage_failed=error is not None)
 
     # ------------------------------------------------------------------ suspend, resume, restart
     def _before_stop(self) -> None:
@@ -247,15 +248,15 @@ class SnapshotRun(Suspension):
         recent = channel.records_since(self._records_before)
         return recent[0] if recent else None
 
-    def _prepare_restart(self, cause: dict) -> int | None:
+    def _prepare_restart(self, cause: dict, stage_failed: bool) -> int | None:
         from dag.runtime.job import await_tasks_gone
 
         run, job = self.run, self.job
-        sc = run.sc
-        sc.cancelJobGroup(job.group_id)  # whatever is left of the failed stage
-        self._mark("group cancelled")
-        await_tasks_gone(sc, job.group_id)
-        self._mark("old tasks gone")
+        if stage_failed:  # Spark failed the stage: cancel whatever is left of it (else every task had returned)
+            run.sc.cancelJobGroup(job.group_id)
+            self._mark("group cancelled")
+            await_tasks_gone(run.sc, job.group_id)
+            self._mark("old tasks gone")
         restore_id = self.coordinator.prepare_restart()
         self._mark("snapshot prepared")
         _log.warning("Job '%s' restarts from %s after %s: %s (restart %d; at most %d in a row)", self.job.name,
