@@ -1,45 +1,68 @@
 """Micro-benchmark: items per second through two-stage sliding window aggregation versus a plain Python loop.
 
 The same stream (``--events`` events ``(key, timestamp_ms)`` over ``--keys`` keys, ``--rate`` events per second of
-event time, timestamps in order) is counted per key in 1 s windows sliding by 100 ms, two ways:
+event time, timestamps in order, a ``Watermark`` at every frame boundary) is counted per key in 1 s windows
+sliding by 100 ms:
 
 - ``plain loop``: a hand-written dict-of-frames loop, the yardstick: each event is counted into
-  ``frames[frame_end][key]``; at every frame boundary the running window adds its leading frame, emits the list
-  of ``(window_end, key, count)`` of its keys and deducts its trailing frame;
-- ``single-stage processor`` (for comparison): ``aggregate_to_sliding_window_p`` driven the same way;
-- ``two-stage processors``: ``accumulate_by_frame_p`` -> ``combine_to_sliding_window_p`` with ``counting()``,
-  driven in-process: inbound batches of ``--batch`` items go to ``process``, a ``Watermark`` at every frame
-  boundary to ``try_process_watermark`` (retried until done), outboxes of ``--batch`` slots drained after every
-  call, stage 1's output fed to stage 2 as a runtime would; results are ``TimestampedEntry(end, key, count)``.
+  ``frames[frame_end][key]``; at every watermark each window due adds its leading frame, emits the list of
+  ``(window_end, key, count)`` tuples of its keys, deducts its trailing frame and evicts it; at the end of the
+  stream the windows that still hold a frame are emitted (as the processors' ``complete()`` does);
+- ``two-stage processors``: ``accumulate_by_frame_p`` -> ``combine_to_sliding_window_p`` with ``counting()``;
+- ``single-stage processor`` (for comparison): ``aggregate_to_sliding_window_p``;
+- ``pipeline two-stage`` (for comparison): the two vertices the Pipeline API lowers
+  ``grouping_key(entry_key).window(sliding(1000, 100)).aggregate(counting())`` to, on the same events wrapped
+  as the pipeline's ``JetEvent``; its results are ``JetEvent(end, TimestampedEntry(end, key, count))``.
 
-Both produce the same windows (checked in a warm-up run); the timed runs hand every result list to a sink that
-drops it, as a real sink consumes results (keeping millions alive would time the garbage collector instead).
-Throughput counts input events per second of this process's CPU time
-(``time.process_time``: the shared machine's other jobs inflate wall time unevenly), median of ``--repeat``
-interleaved runs after a warm-up. Floor (issue 10): the processors reach at least half the plain loop's rate.
+The processors run as the pipelined runtime runs them (``_Job``): each in a ``ProcessorTasklet`` inside the
+runtime's ``ProcessorRunner``, fed through its ``InboundEdge`` and bounded ``Queue``, sending through its
+``Router`` (a partitioned edge keyed by ``entry_key`` between the stages), outboxes of ``--batch`` slots; the
+source offers the stream's batches and watermarks to the first queue. Results are ``TimestampedEntry(end, key,
+count)``. Every variant produces the same windows (checked in a warm-up run); the timed runs hand every result
+list to a sink that drops it, as a real sink consumes results.
 
-Run: ``.venv/bin/python bench/bench_windows.py [--events N] [--keys K] [--rate R] [--batch B] [--repeat R]``.
+The input stream, built before timing, is moved out of the garbage collector's sight (``gc.freeze()``; a source's
+input is not in a processor's heap): the processors' ``TimestampedEntry`` results, tuple subclasses that the
+collector never untracks, trigger full collections, and each full collection would otherwise walk the 400,000
+input tuples (about 20 ms each, 3 per run). ``--no-freeze`` measures with them.
+
+Throughput counts input events per second of this process's CPU time (``time.process_time``: the shared
+machine's other jobs inflate wall time unevenly), median of ``--repeat`` interleaved runs after a warm-up.
+Floor (issue 10): the two-stage processors reach at least half the plain loop's rate.
+
+Run: ``.venv/bin/python bench/bench_windows.py [--events N] [--keys K] [--rate R] [--batch B] [--repeat R]
+[--no-freeze]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
+import os
 import random
 import statistics
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from dag.planner.model import EdgeOp, Route  # noqa: E402
+from dag.runtime.pipelined.queues import DONE, InboundEdge, Queue  # noqa: E402
+from dag.runtime.pipelined.runner import ProcessorRunner, _Outbound  # noqa: E402
+from dag.runtime.senders import Router, SenderSpec  # noqa: E402
+from edges.partitioner import Partitioner  # noqa: E402
+from pipeline import Pipeline, Sinks, Sources, WindowDefinition  # noqa: E402
+from pipeline.events import JetEvent  # noqa: E402
+from processors.aggregations import counting  # noqa: E402
 from processors.context import Context  # noqa: E402
 from processors.functions import entry_key, entry_value  # noqa: E402
-from processors.inbox import Inbox  # noqa: E402
-from processors.outbox import Outbox  # noqa: E402
-from processors.aggregations import counting  # noqa: E402
+from processors.stateless import map_p  # noqa: E402
 from processors.sliding_window import (accumulate_by_frame_p, aggregate_to_sliding_window_p,  # noqa: E402
                                        combine_to_sliding_window_p)
+from processors.tasklet import ProcessorTasklet  # noqa: E402
 from processors.watermark import Watermark  # noqa: E402
 from processors.windows import TimestampKind, sliding_win_policy  # noqa: E402
 
@@ -75,18 +98,9 @@ def plain_loop(stream: list[Any], batch: int, sink: Callable[[list], None]) -> N
     window: dict = {}
     next_end = None
     frames_per_window = WINDOW_MS // SLIDE_MS
-    for step in stream:
-        if step.__class__ is list:
-            for key, ts in step:
-                frame_end = ts - ts % SLIDE_MS + SLIDE_MS
-                frame = frames.get(frame_end)
-                if frame is None:
-                    frame = frames[frame_end] = {}
-                frame[key] = frame.get(key, 0) + 1
-            continue
-        wm = step.timestamp
-        end = min(frames) if next_end is None and frames else next_end
-        while end is not None and end <= wm:
+
+    def emit_windows(end: int | None, last: int) -> None:
+        while end is not None and end <= last:
             for key, count in frames.get(end, {}).items():  # add the leading frame
                 window[key] = window.get(key, 0) + count
             sink([(end, key, count) for key, count in window.items()])
@@ -98,106 +112,142 @@ def plain_loop(stream: list[Any], batch: int, sink: Callable[[list], None]) -> N
                 else:
                     del window[key]
             end += SLIDE_MS
+
+    for step in stream:
+        if step.__class__ is list:
+            for key, ts in step:
+                frame_end = ts - ts % SLIDE_MS + SLIDE_MS
+                frame = frames.get(frame_end)
+                if frame is None:
+                    frame = frames[frame_end] = {}
+                frame[key] = frame.get(key, 0) + 1
+            continue
+        wm = step.timestamp
+        emit_windows(min(frames) if next_end is None and frames else next_end, wm)
         next_end = wm - wm % SLIDE_MS + SLIDE_MS
+    if frames:  # end of the stream: every window that holds a remaining frame
+        emit_windows(min(frames) if next_end is None else next_end, max(frames) + WINDOW_MS - SLIDE_MS)
 
 
-class _Stage:
-    """One processor driven in-process: items and watermarks in, drained outbox items out."""
+class _Job:
+    """A chain of processors run by the pipelined runtime's own machinery, in this process and thread: each one a
+    ``ProcessorTasklet`` (``pipelined=True``) wrapped in the runtime's ``ProcessorRunner``, fed through an
+    ``InboundEdge`` of bounded ``Queue``s (the queue-level watermark coalescing included) and sending through the
+    runtime's ``Router``: a partitioned edge keyed by ``entry_key`` between the stages (with one processor per
+    vertex the router still extracts and checks every key, as Jet does), one-to-one into the sink. The source
+    offers the stream's batches and watermarks to the first queue as a source's runner would; the runners are
+    stepped round-robin, as the cooperative scheduler of a task does, until the end-of-stream mark has gone
+    through. The sink receives every item list the last processor emitted."""
 
-    def __init__(self, supplier: Any, capacity: int):
-        self.processor = supplier()
-        self.outbox = Outbox([capacity])
-        self.processor.init(self.outbox, Context())
-        self.inbox = Inbox()
+    def __init__(self, suppliers: list, batch: int, sink: Callable[[list], None]):
+        wake = threading.Event()
+        self.head = Queue(wake)
+        self.runners: list[ProcessorRunner] = []
+        inbound = self.head
+        for i, supplier in enumerate(suppliers):
+            last = i == len(suppliers) - 1
+            name = f"stage{i + 1}"
+            tasklet = ProcessorTasklet(supplier(), Context(vertex_name=name), inbound_priorities={0: 0},
+                                       outbound_capacities=[batch], vertex_name=name, pipelined=True)
+            if last:
+                spec = SenderSpec(EdgeOp.FUSED, Route.SAME, 0, ls=1, ld=1, members=1, partition_count=271,
+                                  queue_size=batch)
+                deliver = _sink_deliverer(sink)
+            else:
+                spec = SenderSpec(EdgeOp.PARTITION_BY, Route.PARTITIONED_ALL, 0, ls=1, ld=1, members=1,
+                                  partition_count=271, queue_size=batch, key_fn=entry_key,
+                                  partitioner=Partitioner.default())
+                target = Queue(wake)
+                deliver = _queue_deliverer(target)
+            self.runners.append(ProcessorRunner(name, 0, tasklet, {0: InboundEdge(0, [inbound], None)},
+                                                [_Outbound(Router(spec, 0), deliver)], cooperative=True))
+            if not last:
+                inbound = target
 
-    def items(self, items: list, sink: Callable[[list], None]) -> None:
-        inbox, processor, outbox = self.inbox, self.processor, self.outbox
-        inbox._items.extend(items)
-        while inbox._items:
-            outbox.reset()
-            processor.process(0, inbox)
-            drained = outbox.drain(0)
-            if drained:
-                sink(drained)
-
-    def watermark(self, wm: Watermark, sink: Callable[[list], None]) -> None:
-        processor, outbox = self.processor, self.outbox
-        while True:
-            outbox.reset()
-            done = processor.try_process_watermark(wm)
-            drained = outbox.drain(0)
-            if drained:
-                sink(drained)
-            if done:
-                return
+    def run(self, stream: list) -> None:
+        head, runners = self.head, self.runners
+        entries = iter(stream)
+        entry = next(entries, DONE)
+        try:
+            while not runners[-1].finished:
+                while entry is not None and head.offer(entry):  # the source: as much as the queue takes
+                    entry = None if entry is DONE else next(entries, DONE)
+                for runner in runners:
+                    runner.run_once()
+        finally:
+            for runner in runners:
+                runner.tasklet.close(None)
 
 
-def _without_watermark(items: list) -> tuple[list, Watermark | None]:
-    """Split what one processor call emitted into its items and the watermark it forwarded (a windowing processor
-    forwards a watermark last, after the windows it released, so only the last item can be one)."""
-    if items and items[-1].__class__ is Watermark:
-        return items[:-1], items[-1]
-    return items, None
+def _queue_deliverer(queue: Queue) -> Callable[[int, Any], bool]:
+    return lambda target, entry: queue.offer(entry)
+
+
+def _sink_deliverer(sink: Callable[[list], None]) -> Callable[[int, Any], bool]:
+    def deliver(target: int, entry: Any) -> bool:
+        if entry.__class__ is list:
+            sink(entry)
+        return True
+    return deliver
 
 
 def two_stage(stream: list[Any], batch: int, sink: Callable[[list], None]) -> None:
     policy = sliding_win_policy(WINDOW_MS, SLIDE_MS)
-    stage1 = _Stage(accumulate_by_frame_p(entry_key, entry_value, TimestampKind.EVENT, policy, counting()), batch)
-    stage2 = _Stage(combine_to_sliding_window_p(policy, counting()), batch)
+    _Job([accumulate_by_frame_p(entry_key, entry_value, TimestampKind.EVENT, policy, counting()),
+          combine_to_sliding_window_p(policy, counting())], batch, sink).run(stream)
 
-    def to_output(items: list) -> None:
-        sink(_without_watermark(items)[0])
 
-    def to_stage2(items: list) -> None:
-        entries, watermark = _without_watermark(items)
-        if entries:
-            stage2.items(entries, to_output)
-        if watermark is not None:
-            stage2.watermark(watermark, to_output)
+def single_stage(stream: list[Any], batch: int, sink: Callable[[list], None]) -> None:
+    """For comparison: ``aggregate_to_sliding_window_p`` alone (no stage-1 -> stage-2 hop)."""
+    policy = sliding_win_policy(WINDOW_MS, SLIDE_MS)
+    _Job([aggregate_to_sliding_window_p(entry_key, entry_value, TimestampKind.EVENT, policy, counting())], batch,
+         sink).run(stream)
 
-    for step in stream:
-        if step.__class__ is list:
-            stage1.items(step, to_stage2)
-        else:
-            stage1.watermark(step, to_stage2)
+
+def pipeline_suppliers() -> list:
+    """The suppliers of the two vertices the Pipeline API lowers a keyed sliding-window count to."""
+    p = Pipeline.create()
+    (p.read_from(Sources.stream_from_processor("events", map_p(str))).with_timestamps(entry_value, 0)
+     .grouping_key(entry_key).window(WindowDefinition.sliding(WINDOW_MS, SLIDE_MS)).aggregate(counting())
+     .write_to(Sinks.noop()))
+    dag = p.to_dag()
+    return [dag.get_vertex("sliding-window-prepare").supplier, dag.get_vertex("sliding-window").supplier]
+
+
+def as_events(stream: list) -> list:
+    """The stream with every event wrapped as the pipeline's ``JetEvent(timestamp, event)``."""
+    return [[JetEvent(event[1], event) for event in step] if step.__class__ is list else step for step in stream]
+
+
+def pipeline_two_stage(stream: list[Any], batch: int, sink: Callable[[list], None]) -> None:
+    _Job(pipeline_suppliers(), batch, sink).run(stream)
 
 
 def _collected(fn: Callable[[list, int, Callable[[list], None]], None], stream: list, batch: int) -> list:
     out: list = []
     fn(stream, batch, out.extend)
-    return sorted(e if len(e) == 3 else (e.timestamp, e.key, e.value) for e in out)
+    entries = (e.item if e.__class__ is JetEvent else e for e in out)
+    return sorted(e if e.__class__ is tuple else (e.timestamp, e.key, e.value) for e in entries)
 
 
 def _discard(items: list) -> None:
     """The timed runs' sink: results are consumed (as a sink would) and not kept alive."""
 
 
-def single_stage(stream: list[Any], batch: int, sink: Callable[[list], None]) -> None:
-    """For comparison: ``aggregate_to_sliding_window_p`` alone (no stage-1 -> stage-2 hop)."""
-    policy = sliding_win_policy(WINDOW_MS, SLIDE_MS)
-    stage = _Stage(aggregate_to_sliding_window_p(entry_key, entry_value, TimestampKind.EVENT, policy, counting()),
-                   batch)
-
-    def to_output(items: list) -> None:
-        sink(_without_watermark(items)[0])
-
-    for step in stream:
-        if step.__class__ is list:
-            stage.items(step, to_output)
-        else:
-            stage.watermark(step, to_output)
+Variant = Callable[[list, int, Callable[[list], None]], None]
 
 
-def measure(variants: dict[str, Callable[[list, int, Callable[[list], None]], None]], stream: list, events: int,
-            batch: int, repeat: int) -> tuple[dict[str, float], int]:
-    """Events per second of each variant: median of ``repeat`` interleaved runs; and the number of results."""
-    expected = _collected(plain_loop, stream, batch)
-    for name, fn in variants.items():  # warm-up and correctness check
+def measure(variants: dict[str, tuple[Variant, list]], events: int, batch: int,
+            repeat: int) -> tuple[dict[str, float], int]:
+    """Events per second of each variant (run on its stream): median of ``repeat`` interleaved runs; and the
+    number of results."""
+    expected = _collected(plain_loop, variants["plain loop"][1], batch)
+    for name, (fn, stream) in variants.items():  # warm-up and correctness check
         if _collected(fn, stream, batch) != expected:
             raise SystemExit(f"{name} produced different windows from the plain loop")
     times: dict[str, list[float]] = {name: [] for name in variants}
     for _ in range(repeat):
-        for name, fn in variants.items():
+        for name, (fn, stream) in variants.items():
             start = time.process_time()
             fn(stream, batch, _discard)
             times[name].append(time.process_time() - start)
@@ -211,14 +261,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=int, default=200_000, help="events per second of event time (default 200000)")
     parser.add_argument("--batch", type=int, default=1024, help="inbound batch size and outbox capacity")
     parser.add_argument("--repeat", type=int, default=5, help="timed runs per variant (median)")
+    parser.add_argument("--no-freeze", action="store_true",
+                        help="leave the input stream in the garbage collector's sight (see the module docstring)")
     args = parser.parse_args(argv)
     stream = make_stream(args.events, args.keys, args.rate, args.batch)
-    variants = {"plain loop": plain_loop, "two-stage processors": two_stage, "single-stage processor": single_stage}
-    rates, results = measure(variants, stream, args.events, args.batch, args.repeat)
+    variants = {"plain loop": (plain_loop, stream), "two-stage processors": (two_stage, stream),
+                "single-stage processor": (single_stage, stream),
+                "pipeline two-stage": (pipeline_two_stage, as_events(stream))}
+    if not args.no_freeze:
+        gc.collect()
+        gc.freeze()
+    load = os.getloadavg()
+    rates, results = measure(variants, args.events, args.batch, args.repeat)
     base = rates["plain loop"]
     print(f"{args.events} events, {args.keys} keys, {args.rate} events/s of event time, {WINDOW_MS} ms windows "
           f"sliding by {SLIDE_MS} ms, counting(), {results} window results, batch {args.batch}, median of "
-          f"{args.repeat} interleaved runs (CPU time), Python {sys.version.split()[0]}")
+          f"{args.repeat} interleaved runs (CPU time), input {'not ' if args.no_freeze else ''}frozen out of the GC, "
+          f"Python {sys.version.split()[0]}, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} at the start")
     print(f"| {'variant':<22} | {'events/s':>12} | {'vs plain loop':>13} |")
     print(f"|{'-' * 24}|{'-' * 14}|{'-' * 15}|")
     for name, rate in rates.items():

@@ -24,7 +24,8 @@ remove the inbox's items only once all were accepted (Jet's outbox rule), see :c
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from itertools import product
+from itertools import product, repeat
+from operator import attrgetter
 from typing import Any
 
 from pipeline.events import JetEvent, format_time
@@ -36,6 +37,9 @@ from processors.processor import Processor
 from processors.suppliers import ProcessorMetaSupplier, ProcessorSupplier
 from processors.traverser import to_traverser
 from processors.watermark import Watermark
+from processors.windows import TimestampedEntry
+
+_new_tuple = tuple.__new__
 
 __all__ = [
     "HashJoinCollectP", "HashJoinP", "DistinctP", "RollingAggregateP", "CheckedKey", "UnwrapEventsP",
@@ -312,9 +316,7 @@ def rewrap_event(event: JetEvent, timestamp: int) -> JetEvent:
     return JetEvent(timestamp, event.item)
 
 
-def event_timestamp(event: JetEvent) -> int:
-    """The timestamp of an event (the windowing processors' timestamp function)."""
-    return event.timestamp
+event_timestamp = attrgetter("timestamp")  # of a JetEvent: the windowing processors' timestamp function (C-level)
 
 
 class EventToString:
@@ -360,6 +362,16 @@ class EventResult:
     def __call__(self, start: int, end: int, key: Any, result: Any) -> Any:
         out = self.fn(start, end, key, result) if self.keyed else self.fn(start, end, result)
         return None if out is None else JetEvent(end, out)
+
+    def window_outputs(self, start: int, end: int, pairs: list) -> list:
+        """``[self(start, end, key, result) for key, result in pairs]``, ``None`` outputs left out: the
+        sliding-window processors call this once per chunk of a window; ``TimestampedEntry.from_window_result``
+        outputs are made without a Python call per result."""
+        if self.keyed and self.fn is TimestampedEntry.from_window_result:
+            keys, results = zip(*pairs) if pairs else ((), ())
+            entries = map(_new_tuple, repeat(TimestampedEntry), zip(keys, results, repeat(end)))
+            return list(map(JetEvent, repeat(end), entries))
+        return [out for out in (self(start, end, key, result) for key, result in pairs) if out is not None]
 
 
 class MappedMetaSupplier(ProcessorMetaSupplier):

@@ -193,8 +193,12 @@ def _timestamped_item(start: int, end: int, result: Any) -> TimestampedItem:
     return TimestampedItem(end, result)
 
 
-def _timestamped_entry(start: int, end: int, key: Any, result: Any) -> TimestampedEntry:
-    return TimestampedEntry(end, key, result)
+def _on_events(op: AggregateOperation) -> AggregateOperation:
+    """``op`` with its accumulate functions applied to the plain item of an event; ``counting()`` stays itself
+    (it never looks at the item), which keeps the windowing processors' fast path for it."""
+    if op.fast_path is not None and op.fast_path[0] == "counting":
+        return op
+    return op.with_accumulate_fns(*(EventAccumulate(fn) for fn in op.accumulate_fns))
 
 
 class WindowAggregateTransform(Transform):
@@ -208,7 +212,7 @@ class WindowAggregateTransform(Transform):
         self.op = op
         self.key_fns = key_fns
         keyed = key_fns is not None
-        default = (WindowResult if session else _timestamped_entry) if keyed else _timestamped_item
+        default = (WindowResult if session else TimestampedEntry.from_window_result) if keyed else _timestamped_item
         self.output = EventResult(map_to_output_fn or default, keyed)
 
     def add_to_dag(self, p: Planner) -> None:
@@ -216,7 +220,7 @@ class WindowAggregateTransform(Transform):
 
         wdef, name = self.window_definition, p.unique_vertex_name(self.name)
         n = len(self.upstream)
-        op = self.op.with_accumulate_fns(*(EventAccumulate(fn) for fn in self.op.accumulate_fns))
+        op = _on_events(self.op)
         stamps = [event_timestamp] * n
         keyed = self.key_fns is not None
         keys = [checked_key(k, name, events=True) for k in self.key_fns] if keyed else [_constant_key] * n
@@ -233,7 +237,7 @@ class WindowAggregateTransform(Transform):
         prepare = p.new_vertex(name + PREPARE_SUFFIX, processors.accumulate_by_frame_p(keys, stamps, kind, policy, op),
                                lp)
         main = p.add_vertex(self, name, lp if keyed else 1,
-                            processors.combine_to_sliding_window_p(policy, op, self.output), True)
+                            processors.combine_to_sliding_window_p(policy, self.op, self.output), True)
         if keyed:
             p.add_edges(self, prepare, lambda e, o: e.partitioned(keys[o], Partitioner.HASH_CODE))
             p.edge(prepare, main, 0, lambda e, _o: e.distributed().partitioned(entry_key))

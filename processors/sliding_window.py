@@ -24,6 +24,14 @@ until a watermark acted), ``top_ts`` (highest frame seen) and, for a sliding pol
 Results of the recomputed and tumbling windows use ``finish_fn``; the persistent sliding window's use
 ``export_fn`` (the accumulator lives on).
 
+Fast paths (same output, same order): ``entry_key``/``entry_value`` run as ``operator.itemgetter``; with
+``counting()`` or ``summing()`` (``AggregateOperation.fast_path``) accumulators are ints combined with ``+``/``-``
+inline, ``counting()`` counts a whole inbox at once when its timestamps are ints (``processors.window_bulk``) and
+stage 2 folds ``TimestampedEntry`` items without calls; the default ``TimestampedEntry.from_window_result``
+outputs are made a chunk at a time without a call per result; a ``map_to_output_fn`` object with a
+``window_outputs(start, end, pairs)`` method (the Pipeline API's) is called once per chunk of ``(key, result)``
+pairs instead of once per key and returns the outputs, ``None`` outputs left out.
+
 >>> from processors import Watermark, counting, entry_key, sliding_win_policy, TimestampKind, verify_processor
 >>> p = aggregate_to_sliding_window_p([entry_key], [lambda e: e[1]], TimestampKind.EVENT,
 ...                                   sliding_win_policy(4, 2), counting())
@@ -40,14 +48,15 @@ from typing import Any, Callable, Iterator, Sequence
 from dag.errors import DagValidationError, ProcessorContractError
 from processors.aggregate import AggregateOperation, identity
 from processors.event_time import check_timestamp
-from processors.functions import entry_key, entry_value
+from processors.functions import c_level, entry_key, entry_value
 from processors.inbox import Inbox
 from processors.stateless import check_callable, fn_name
 from processors.snapshot_keys import SnapshotKey
+from processors.window_bulk import all_ints, count_into, frame_runs, stamped_chunks
 from processors.window_base import (MAX_RESTORED, WindowingProcessor, WindowingSupplier, check_fns, check_op,
                                     raise_diagnosed)
 from processors.windows import (MAX_TIMESTAMP, MIN_WATERMARK, SlidingWindowPolicy, TimestampedEntry,
-                                TimestampKind, broadcast_key, timestamped_entries)
+                                TimestampKind, broadcast_key)
 
 __all__ = ["aggregate_to_sliding_window_p", "accumulate_by_frame_p", "combine_to_sliding_window_p", "SlidingWindowP"]
 
@@ -62,15 +71,11 @@ def _timestamp_of(item: Any) -> int:
 
 
 _TIMESTAMP_GETTER = attrgetter("timestamp")
-_C_LEVEL = {entry_key: itemgetter(0), entry_value: itemgetter(1), _timestamp_of: _TIMESTAMP_GETTER}
 
 
 def _c_level(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """The library's item functions as their C-implemented ``operator`` equivalents (same results, cheaper calls)."""
-    try:
-        return _C_LEVEL.get(fn, fn)
-    except TypeError:  # an unhashable callable object
-        return fn
+    return _TIMESTAMP_GETTER if fn is _timestamp_of else c_level(fn)
 
 
 class SlidingWindowP(WindowingProcessor):
@@ -109,9 +114,13 @@ class SlidingWindowP(WindowingProcessor):
 
     # ------------------------------------------------------------------ items
     def process(self, ordinal: int, inbox: Inbox) -> None:
-        if self._fast_path == "add_value" and self._timestamp_fns[0] is _TIMESTAMP_GETTER and type(inbox) is Inbox:
-            self._combine_numbers(inbox)
-            return
+        if self._fast_path is not None and type(inbox) is Inbox:
+            if self._fast_path == "add_value" and self._timestamp_fns[0] is _TIMESTAMP_GETTER:
+                self._combine_numbers(inbox)
+                return
+            if self._fast_path == "count" and self._count_batch(ordinal, inbox._items):
+                inbox.clear()
+                return
         key_fn = self._key_fns[ordinal]
         ts_fn = self._timestamp_fns[ordinal]
         accumulate = self._accumulate_fns[ordinal]
@@ -165,9 +174,38 @@ class SlidingWindowP(WindowingProcessor):
             frame = self.frames[frame_ts] = {}
         return frame, top
 
+    def _count_batch(self, ordinal: int, items: Any) -> bool:
+        """``counting()``: count the whole batch with ``window_bulk``'s C-level loops; False when that is not
+        possible for this batch (a function failed, a timestamp is not an int, frames out of order), and the
+        per-item loop, which also names a failing function, must run instead."""
+        try:
+            stamps = list(map(self._timestamp_fns[ordinal], items))
+            keys = list(map(self._key_fns[ordinal], items))
+        except Exception:
+            return False
+        if not stamps or not all_ints(stamps):
+            return False
+        runs = frame_runs(stamps, self._policy.frame_size, self._shift, self._policy.frame_offset)
+        if runs is None:
+            return False
+        next_win, top, late = self.next_win_to_emit, self.top_ts, 0
+        try:
+            for frame_ts, start, stop in runs:
+                frame, top = self._frame_of(frame_ts, next_win, top)
+                if frame is None:
+                    late += stop - start
+                else:
+                    count_into(frame, keys if stop - start == len(keys) else keys[start:stop])
+        finally:
+            self.top_ts = top
+            if late:
+                self._count_late(late)
+        return True
+
     def _combine_numbers(self, inbox: Inbox) -> None:
         """Stage 2 of counting()/summing(): the loop of ``process`` for ``TimestampedEntry`` items holding ints,
-        with the key, timestamp and ``+`` inline."""
+        with the key, timestamp and ``+`` inline (C-level passes over the batch measured no faster: the frame's
+        dict accesses dominate, and one key's get and set in a row find its slot in the cache)."""
         size, offset = self._policy.frame_size, self._policy.frame_offset
         next_win, top, late = self.next_win_to_emit, self.top_ts, 0
         item = frame = current_ts = None
@@ -247,6 +285,7 @@ class SlidingWindowP(WindowingProcessor):
         size, window_size = policy.frame_size, policy.window_size
         map_to_output, finish, export = self._map_to_output_fn, self._op.finish_fn, self._op.export_fn
         plain_entries = map_to_output is TimestampedEntry.from_window_result
+        window_outputs = getattr(map_to_output, "window_outputs", None)
         end = start
         while end <= last:
             if not self.sliding_window:  # skip windows that hold no frame: they emit nothing
@@ -260,18 +299,20 @@ class SlidingWindowP(WindowingProcessor):
             window = self._compute_window(end)
             result_fn = export if window is self.sliding_window else finish
             entries_as_is = plain_entries and result_fn is identity
-            pairs = iter(window.items())  # made and offered in chunks, so that few outputs are alive at a time
+            # outputs are made and offered in chunks, so that few are alive at a time
             if entries_as_is:
-                out = timestamped_entries(end, islice(pairs, _CHUNK))
-                while out:
-                    yield out
-                    out = timestamped_entries(end, islice(pairs, _CHUNK)) if len(out) == _CHUNK else None
+                yield from stamped_chunks(end, window, _CHUNK)
             else:
-                begin = end - window_size
+                pairs, begin = iter(window.items()), end - window_size
                 chunk = list(islice(pairs, _CHUNK))
                 while chunk:
-                    out = [o for o in (map_to_output(begin, end, key, result_fn(acc)) for key, acc in chunk)
-                           if o is not None]
+                    if result_fn is not identity:
+                        chunk = [(key, result_fn(acc)) for key, acc in chunk]
+                    if window_outputs is not None:
+                        out = window_outputs(begin, end, chunk)
+                    else:
+                        out = [o for o in (map_to_output(begin, end, key, result) for key, result in chunk)
+                               if o is not None]
                     if out:
                         yield out
                     chunk = list(islice(pairs, _CHUNK))
@@ -306,7 +347,7 @@ class SlidingWindowP(WindowingProcessor):
         if self._fast_path is not None:  # int accumulators: + and - inline, 0 is empty
             sign = 1 if fn is self._op.combine_fn else -1
             get = window.get
-            for key, acc in frame.items():
+            for key, acc in frame.items():  # (one dict access after the other per key: faster than C-level passes)
                 result = get(key, 0) + sign * acc
                 if result:
                     window[key] = result

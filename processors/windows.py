@@ -28,7 +28,7 @@ from dag.errors import DagValidationError
 
 __all__ = [
     "MIN_WATERMARK", "MAX_TIMESTAMP", "SlidingWindowPolicy", "sliding_win_policy", "tumbling_win_policy",
-    "TimestampKind", "TimestampedEntry", "WindowResult", "BroadcastKey", "broadcast_key", "timestamped_entries",
+    "TimestampKind", "TimestampedEntry", "WindowResult", "BroadcastKey", "broadcast_key",
 ]
 
 MIN_WATERMARK = -(2**63)
@@ -295,17 +295,6 @@ class TimestampedEntry(tuple):
         import copy
 
         return TimestampedEntry(self[2], copy.deepcopy(self[0], memo), copy.deepcopy(self[1], memo))
-
-
-def timestamped_entries(timestamp: int, pairs: Any) -> list:
-    """``[TimestampedEntry(timestamp, key, value) for key, value in pairs]``, built without the Python-level
-    constructor (the windowing processors' hot path).
-
-    >>> timestamped_entries(4, {"a": 1}.items())
-    [TimestampedEntry(4, 'a', 1)]
-    """
-    new, cls = tuple.__new__, TimestampedEntry
-    return [new(cls, (key, value, timestamp)) for key, value in pairs]
 
 
 class WindowResult(_StampedEntry):

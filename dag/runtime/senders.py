@@ -25,6 +25,7 @@ from typing import Any
 from dag.errors import DagValidationError
 from dag.planner.model import EdgeOp, EdgePlan, Route
 from edges.partitioner import Partitioner
+from processors.functions import c_level
 
 __all__ = ["SenderSpec", "sender_spec", "send", "Router", "candidates"]
 
@@ -171,7 +172,7 @@ class Router:
 
     def _checked_single(self, batch: list) -> list[tuple[int, list]]:
         """One target: the keys only need checking, as Jet extracts them on every partitioned edge."""
-        key_fn = self.spec.key_fn
+        key_fn = c_level(self.spec.key_fn)
         if None in map(key_fn, batch):
             raise null_key_error(self.spec.edge_name, next(x for x in batch if key_fn(x) is None))
         return [(self.candidates[0], batch)]
@@ -179,7 +180,7 @@ class Router:
     def _partitioned(self, batch: list) -> list[tuple[int, list]]:
         spec = self.spec
         base, mod = _target_base(spec, self.g)
-        key_fn, get_partition, pc = spec.key_fn, spec.partitioner.get_partition, spec.partition_count
+        key_fn, get_partition, pc = c_level(spec.key_fn), spec.partitioner.get_partition, spec.partition_count
         buckets: dict[int, list] = {}
         for item in batch:
             key = key_fn(item)

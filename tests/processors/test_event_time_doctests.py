@@ -15,6 +15,7 @@ MODULES = [
     "processors.insert_watermarks",
     "processors.sliding_window",
     "processors.session_window",
+    "processors.window_bulk",
 ]
 
 

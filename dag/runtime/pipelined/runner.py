@@ -49,6 +49,9 @@ class _Outbound:
         self.last_wm: int | None = None  # the last watermark sent (the lastForwardedWm metric)
 
     def entries(self, items: list, out: deque) -> None:
+        if Watermark not in map(type, items):  # the common case, scanned in C
+            out.extend((self.deliver, t, part) for t, part in self.route(items))
+            return
         start = 0
         for i, item in enumerate(items):
             if item.__class__ is Watermark:

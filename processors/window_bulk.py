@@ -1,0 +1,84 @@
+"""Whole-batch loops of the sliding-window processors (``processors.sliding_window``) for int accumulators.
+
+``counting()`` and ``summing()`` keep an int per (frame, key), combine with ``+``, deduct with ``-`` and treat 0
+as the empty accumulator. For them the per-item Python loop of ``SlidingWindowP`` can be replaced by loops that
+run inside CPython's C code (``map``, ``zip``, ``dict.update``, ``collections._count_elements``,
+``bisect``), with the same results, in the same order:
+
+- :func:`frame_runs` cuts a batch into runs of consecutive items of one frame: the whole batch when its lowest and
+  highest timestamps share a frame, else (timestamps in order) one ``bisect`` per frame; ``None`` when a batch in
+  no order spans frames (the caller takes the per-item loop);
+- :func:`count_into` counts keys into a frame (``counting()`` in stage 1 or in the single stage);
+- :func:`stamped_chunks` makes a window's ``TimestampedEntry`` outputs a chunk at a time.
+
+Callers check that every timestamp is an ``int`` (``all_ints``) before they rely on ``frame_runs``, so that
+a timestamp of another type still reaches the per-item loop and its error.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections import _count_elements  # type: ignore[attr-defined]  # the C loop behind Counter.update
+from itertools import islice, repeat
+from operator import le
+from typing import Iterator
+
+from processors.windows import TimestampedEntry
+
+__all__ = ["all_ints", "frame_runs", "count_into", "stamped_chunks"]
+
+_INT_ONLY = {int}
+_new_tuple = tuple.__new__
+
+
+def all_ints(values: list) -> bool:
+    """True when every value is exactly an ``int`` (not a bool, float or subclass)."""
+    return set(map(type, values)) == _INT_ONLY
+
+
+def frame_runs(timestamps: list, size: int, shift: int, offset: int) -> list[tuple[int, int, int]] | None:
+    """``[(frame_ts, start, stop)]``: ``timestamps[start:stop]`` all belong to ``frame_ts``, runs in input order
+    and covering the list; ``None`` when the timestamps span several frames and are not in order.
+
+    The frame of ``ts`` is ``higher_frame_ts(ts - shift)`` (``shift`` 1 for ``TimestampKind.FRAME``), unclamped.
+
+    >>> frame_runs([0, 1, 4, 5, 9], 4, 0, 0)
+    [(4, 0, 2), (8, 2, 4), (12, 4, 5)]
+    >>> frame_runs([5, 0], 4, 0, 0) is None, frame_runs([1, 0], 4, 0, 0)
+    (True, [(4, 0, 2)])
+    """
+    base, lift = shift + offset, size - shift
+    lo, hi = min(timestamps), max(timestamps)
+    first = lo - (lo - base) % size + lift
+    if first == hi - (hi - base) % size + lift:
+        return [(first, 0, len(timestamps))]
+    if not all(map(le, timestamps, islice(timestamps, 1, None))):
+        return None
+    runs, start, n = [], 0, len(timestamps)
+    while start < n:
+        ts = timestamps[start]
+        frame_ts = ts - (ts - base) % size + lift
+        stop = bisect_left(timestamps, frame_ts + shift, start)  # the first item of a later frame
+        runs.append((frame_ts, start, stop))
+        start = stop
+    return runs
+
+
+def count_into(frame: dict, keys: list) -> None:
+    """``frame[key] += 1`` (from 0) for every key, in order."""
+    _count_elements(frame, keys)
+
+
+def stamped_chunks(end: int, window: dict, chunk: int) -> Iterator[list]:
+    """The window's ``TimestampedEntry(end, key, acc)`` outputs, ``chunk`` at a time (made lazily, so that few are
+    alive at once; ``window`` must not change meanwhile)."""
+    triples = zip(window, window.values(), repeat(end))
+    cls = repeat(TimestampedEntry)
+    while True:
+        out = list(map(_new_tuple, cls, islice(triples, chunk)))
+        if not out:
+            return
+        yield out
+        if len(out) < chunk:
+            return
+
