@@ -208,16 +208,18 @@ class SlidingWindowP(WindowingProcessor):
         dict accesses dominate, and one key's get and set in a row find its slot in the cache)."""
         size, offset = self._policy.frame_size, self._policy.frame_offset
         next_win, top, late = self.next_win_to_emit, self.top_ts, 0
-        item = frame = current_ts = None
+        item = frame = current_ts = stamp = None
         try:
             for item in inbox._items:
                 if item.__class__ is not TimestampedEntry:
                     raise TypeError(f"expected a TimestampedEntry (stage 1's output), got {type(item).__name__}")
-                ts = item[2] - 1  # the timestamp of a TimestampedEntry; TimestampKind.FRAME
-                frame_ts = ts - (ts - offset) % size + size
-                if frame_ts != current_ts:
-                    current_ts = frame_ts
-                    frame, top = self._frame_of(frame_ts, next_win, top)
+                if item[2] != stamp:  # the timestamp of a TimestampedEntry: stage 1 emits a frame's entries in a row
+                    stamp = item[2]
+                    ts = stamp - 1  # TimestampKind.FRAME
+                    frame_ts = ts - (ts - offset) % size + size
+                    if frame_ts != current_ts:
+                        current_ts = frame_ts
+                        frame, top = self._frame_of(frame_ts, next_win, top)
                 if frame is None:
                     late += 1
                     continue
