@@ -1,9 +1,6 @@
-"""Whole-batch loops of the sliding-window processors (``processors.sliding_window``) for int accumulators.
-
-``counting()`` and ``summing()`` keep an int per (frame, key), combine with ``+``, deduct with ``-`` and treat 0
-as the empty accumulator. For them the per-item Python loop of ``SlidingWindowP`` can be replaced by loops that
-run inside CPython's C code (``map``, ``zip``, ``dict.update``, ``collections._count_elements``,
-``bisect``), with the same results, in the same order:
+"""Whole-batch helpers of the sliding-window processors (``processors.sliding_window``), run in CPython's C code
+(``map``, ``min``/``max``, ``bisect``, ``collections._count_elements``) instead of a Python loop per item, with
+the per-item loop's results in the same order:
 
 - :func:`frame_runs` cuts a batch into runs of consecutive items of one frame: the whole batch when its lowest and
   highest timestamps share a frame, else (timestamps in order) one ``bisect`` per frame; ``None`` when a batch in
@@ -11,8 +8,11 @@ run inside CPython's C code (``map``, ``zip``, ``dict.update``, ``collections._c
 - :func:`count_into` counts keys into a frame (``counting()`` in stage 1 or in the single stage);
 - :func:`stamped_chunks` makes a window's ``TimestampedEntry`` outputs a chunk at a time.
 
-Callers check that every timestamp is an ``int`` (``all_ints``) before they rely on ``frame_runs``, so that
-a timestamp of another type still reaches the per-item loop and its error.
+Callers check that every timestamp is an ``int`` (:func:`all_ints`) before they rely on ``frame_runs``, so that
+a timestamp of another type still reaches the per-item loop and its error. Folding stage 1's entries into stage
+2's frames and patching the running window stay Python loops: C-level passes over a batch measured no faster
+there, since each pass looks every key up again in a large dict, where the loop's get and set of one key in a row
+find its slot in the cache.
 """
 
 from __future__ import annotations
