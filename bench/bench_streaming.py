@@ -4,28 +4,38 @@ Three figures, printed side by side (``local[2]`` unless ``--master`` says other
 
 1. **throughput** of source -> map -> partitioned keyed count (no windows), items/s. jetspark: a pipelined job
    over ``--items`` items (a source emitting ints, ``map_p(x % 1000)``, a distributed partitioned edge into
-   ``aggregate_by_key_p(counting)``); the rate is items / (job wall time - the wall time of the same job with
-   no items), i.e. without the job's fixed start-up, which is printed too. Structured Streaming: the
-   ``rate-micro-batch`` source, the same map as a Python UDF, ``groupBy(key).count()`` in update mode into a
-   memory sink; the rate is Spark's own ``processedRowsPerSecond`` averaged over the batches.
+   ``aggregate_by_key_p(counting)``, the counts checked); the rate is items / (job wall time - the wall time of
+   the same job with no items), i.e. without the job's fixed start-up (printed too); medians of ``--repeat``
+   runs. Structured Streaming: ``rate-micro-batch`` (``--ss-rows`` rows per batch) -> the same map as a Python
+   UDF -> ``groupBy(k).count()`` (update mode, state across batches) -> the ``noop`` sink, trigger 0 s; the
+   rate is rows / ``triggerExecution`` time over ``--ss-batches`` batches after the first (the first holds the
+   query's start-up and warm-up). The same query with the map as a JVM expression is printed for reference.
 2. **latency** at ``--rate`` items/s (default 10,000): items carry their creation time (``time.time_ns``); a
    source paces them, they cross a local edge and a distributed partitioned edge (TCP between the two tasks
-   for half of them) to the measuring processor: p50/p99/p99.9 of creation -> sink, and per hop (/2).
-   Structured Streaming: the ``rate`` source at the same rate into a memory sink polled every 10 ms; latency =
-   (time a row is first seen in the sink - row timestamp). (``foreachBatch`` would be the natural sink, but on
-   this install a query with ``foreachBatch`` dies at once with a ``StackOverflowError`` in the stream thread,
-   also with a plain SparkSession.)
+   for half of them) to the measuring processor: p50/p99/p99.9 of creation -> sink over ``--seconds``, after
+   ``--warmup`` seconds left out (the job's first items meet processors still starting), and per hop (/2).
+   Structured Streaming: the ``rate`` source at the same rate -> the map (Python UDF) -> ``foreachBatch``,
+   trigger 0 s; a row's latency is the time its batch's result reached the sink minus its creation timestamp,
+   over ``--seconds`` after the first three batches (start-up and the backlog it leaves).
+   ``foreachBatch`` works on this install; what crashed earlier runs was ``query.stop()`` interrupting a
+   running Python ``foreachBatch``: Spark then matches the long interruption message with a regular expression
+   that overflows the stream thread's stack (``StreamExecution.isInterruptionException``). The bench stops
+   the query only after telling the function to return at once.
 3. **word count** over the bundled sample (``examples/word_count.py``): pipelined vs staged wall time, the
    median of ``--repeat`` interleaved runs, the results checked equal.
 
-Run: ``.venv/bin/python bench/bench_streaming.py [--items N] [--rate R] [--seconds S] [--repeat R]``.
+Run: ``.venv/bin/python bench/bench_streaming.py [--items N] [--ss-rows N] [--rate R] [--seconds S] [--repeat R]``
+(``--help`` for all options).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -108,34 +118,52 @@ def timed_job(engine: Engine, dag: DAG, config: JobConfig) -> float:
     return time.perf_counter() - start
 
 
-def jetspark_throughput(engine: Engine, n: int) -> tuple[float, float]:
-    """(items/s without start-up, start-up seconds)."""
+def jetspark_throughput(engine: Engine, n: int, repeat: int) -> tuple[float, float]:
+    """(items/s without start-up, start-up seconds): medians of ``repeat`` runs each, empty and full jobs
+    alternating."""
     timed_job(engine, keyed_count_dag(1000, "warm"), PIPELINED)
-    empty = statistics.median(timed_job(engine, keyed_count_dag(0, "empty"), PIPELINED) for _ in range(3))
-    engine.get_list("counts").clear()
-    full = timed_job(engine, keyed_count_dag(n, "counts"), PIPELINED)
-    counts = dict(engine.get_list("counts"))
-    assert sum(counts.values()) == n and len(counts) == min(n, 1000), "wrong counts"
-    return n / max(full - empty, 1e-9), empty
+    empty, full = [], []
+    for _ in range(repeat):
+        empty.append(timed_job(engine, keyed_count_dag(0, "empty"), PIPELINED))
+        engine.get_list("counts").clear()
+        full.append(timed_job(engine, keyed_count_dag(n, "counts"), PIPELINED))
+        counts = dict(engine.get_list("counts"))
+        assert sum(counts.values()) == n and len(counts) == min(n, 1000), "wrong counts"
+    startup = statistics.median(empty)
+    return n / max(statistics.median(full) - startup, 1e-9), startup
 
 
-def structured_throughput(spark, rows_per_batch: int, seconds: float) -> float:
+def structured_throughput(spark, rows_per_batch: int, python_map: bool, batches: int, max_seconds: float
+                          ) -> tuple[float, float]:
+    """Structured Streaming's steady-state throughput of the same job: ``rate-micro-batch`` (``rows_per_batch``
+    per batch) -> the map (a Python UDF, or the Catalyst expression ``value % 1000``) -> ``groupBy(k).count()``
+    (update mode, state kept across batches) -> the ``noop`` sink, as fast as it can (trigger 0 s). Runs until
+    ``batches`` batches completed after the first (query start-up, JIT and Python worker warm-up) or
+    ``max_seconds`` passed; returns (rows/s over those batches = sum(rows) / sum(triggerExecution), median
+    batch seconds)."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import LongType
 
-    key = F.udf(lambda v: v % 1000, LongType())
+    key = F.udf(lambda v: v % 1000, LongType())("value") if python_map else F.col("value") % 1000
     stream = (spark.readStream.format("rate-micro-batch").option("rowsPerBatch", rows_per_batch).load()
-              .select(key("value").alias("k")).groupBy("k").count())
-    query = (stream.writeStream.outputMode("update").format("memory").queryName("ss_counts")
-             .trigger(processingTime="0 seconds").start())
-    time.sleep(seconds)
-    query.stop()
-    rates = [p["processedRowsPerSecond"] for p in query.recentProgress if p["numInputRows"] > 0][1:]  # skip warm-up
-    return statistics.mean(rates) if rates else float("nan")
+              .select(key.alias("k")).groupBy("k").count())
+    query = (stream.writeStream.outputMode("update").format("noop").trigger(processingTime="0 seconds")
+             .option("checkpointLocation", tempfile.mkdtemp(prefix="ss-bench-")).start())
+    deadline = time.monotonic() + max_seconds
+    try:
+        while time.monotonic() < deadline and len(query.recentProgress) < batches + 1:
+            time.sleep(0.2)
+    finally:
+        query.stop()
+    done = [p for p in query.recentProgress if p["numInputRows"] > 0][1:]  # the first batch is the warm-up
+    if not done:
+        return float("nan"), float("nan")
+    seconds = [p["durationMs"]["triggerExecution"] / 1000 for p in done]
+    return sum(p["numInputRows"] for p in done) / sum(seconds), statistics.median(seconds)
 
 
 class Latency(Processor):
-    """Turns ``(created_ns, i)`` into the latency in microseconds when it reaches this processor."""
+    """Turns ``(created_ns, i)`` into ``(created_ns, latency in microseconds)`` when it reaches this processor."""
 
     def init(self, outbox, context):
         self.outbox = outbox
@@ -143,40 +171,120 @@ class Latency(Processor):
     def process(self, ordinal, inbox):
         now = time.time_ns()
         while not inbox.is_empty():
-            if not self.outbox.offer((now - inbox.peek()[0]) / 1000):
+            created = inbox.peek()[0]
+            if not self.outbox.offer((created, (now - created) / 1000)):
                 return
             inbox.remove()
 
 
-def jetspark_latency(engine: Engine, rate: int, seconds: float) -> list[float]:
+def jetspark_latency(engine: Engine, rate: int, seconds: float, warmup: float) -> list[float]:
+    """Latencies (microseconds) of the items created after the first ``warmup`` seconds of a paced job."""
     dag = DAG()
-    src = dag.new_vertex("paced", lambda: PacedSource(rate, seconds))
+    src = dag.new_vertex("paced", lambda: PacedSource(rate, warmup + seconds))
     ident = dag.new_vertex("map", map_p(lambda x: x))
     lat = dag.new_vertex("latency", Latency)
     sink = dag.new_vertex("sink", write_list_p("latencies"))
     dag.edge(between(src, ident)).edge(between(ident, lat).partitioned(lambda x: x[1]).distributed())
     dag.edge(between(lat, sink))
     engine.get_list("latencies").clear()
-    engine.new_job(dag, PIPELINED).join(timeout=seconds + 120)
-    return sorted(engine.get_list("latencies"))
+    engine.new_job(dag, PIPELINED).join(timeout=warmup + seconds + 120)
+    measured = list(engine.get_list("latencies"))
+    first = min(created for created, _ in measured)
+    return sorted(latency for created, latency in measured if created >= first + warmup * 1e9)
 
 
-def structured_latency(spark, rate: int, seconds: float) -> list[float]:
-    """Rows of the ``rate`` source as they become visible in a memory sink, polled every 10 ms (the poll's own
-    query time is included: an upper bound of Structured Streaming's latency)."""
-    query = (spark.readStream.format("rate").option("rowsPerSecond", rate).load().writeStream.format("memory")
-             .queryName("ss_latency").outputMode("append").trigger(processingTime="0 seconds").start())
+def structured_latency(spark, rate: int, seconds: float, warm_batches: int) -> tuple[list[float], float]:
+    """Structured Streaming at ``rate`` rows/s: the ``rate`` source -> the same map (a Python UDF) ->
+    ``foreachBatch``, trigger 0 s (the next micro-batch starts as soon as the last ended). A row's latency is
+    the time its batch's result reached the sink (the batch's action returned in ``foreachBatch``) minus the
+    row's creation ``timestamp``. The first ``warm_batches`` batches are start-up (the first one holds every
+    row created while the query started) and are left out; then ``seconds`` are measured, and at least three
+    batches (at most 300 s). Returns (latencies in microseconds, median batch seconds)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import LongType
+
+    ident = F.udf(lambda v: v, LongType())
+    batches: list[tuple[int, float, list]] = []
+    stopping = threading.Event()
+
+    def sink(df, batch_id):
+        if stopping.is_set():
+            return
+        # count(k) makes Spark evaluate the UDF for every row; one result row per distinct creation ms
+        rows = df.groupBy("timestamp").agg(F.count("k").alias("n")).collect()
+        batches.append((batch_id, time.time(), [(r[0].timestamp(), r[1]) for r in rows]))
+
+    query = (spark.readStream.format("rate").option("rowsPerSecond", rate).load()
+             .select("timestamp", ident("value").alias("k")).writeStream.foreachBatch(sink)
+             .trigger(processingTime="0 seconds").start())
+    try:
+        while len(batches) < warm_batches:
+            if query.exception() is not None or not query.isActive:
+                raise RuntimeError(f"Structured Streaming latency query failed: {query.exception()}")
+            time.sleep(0.05)
+        measured_from, warm = time.time(), len(batches)
+        deadline = measured_from + max(seconds, 300)
+        while (time.time() < measured_from + seconds or len(batches) < warm + 3) and time.time() < deadline:
+            time.sleep(0.05)
+    finally:
+        stopping.set()  # later batches return at once, so stop() rarely interrupts a running batch
+        time.sleep(0.5)
+        query.stop()
     latencies: list[float] = []
-    seen, end = 0, time.time() + seconds + 5
-    while time.time() < end:
-        rows = spark.sql(f"SELECT value, timestamp FROM ss_latency WHERE value >= {seen}").collect()
-        now = time.time()
-        if rows:
-            latencies.extend((now - r[1].timestamp()) * 1e6 for r in rows)
-            seen = max(r[0] for r in rows) + 1
-        time.sleep(0.01)
-    query.stop()
-    return sorted(latencies[len(latencies) // 10:])  # drop the first tenth (start-up batches)
+    durations = [p["durationMs"]["triggerExecution"] / 1000 for p in query.recentProgress
+                 if p["batchId"] >= warm_batches and p["numInputRows"] > 0]
+    for _, done, counts in batches:
+        if done >= measured_from:
+            for created, n in counts:
+                latencies.extend([(done - created) * 1e6] * n)
+    return sorted(latencies), statistics.median(durations) if durations else float("nan")
+
+
+def _hop_receiver(server, result) -> None:
+    conn, _ = server.accept()
+    stream, latencies = conn.makefile("rb"), []
+    for line in stream:
+        if line == b"end\n":
+            break
+        latencies.append((time.time_ns() - int(line)) / 1000)
+    result.send(latencies)
+
+
+def _hop_sender(address, rate: int, seconds: float) -> None:
+    import socket
+
+    sock = socket.create_connection(address)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    start, sent, total = time.time(), 0, int(rate * seconds)
+    while sent < total:
+        due = min(total, int((time.time() - start) * rate))
+        while sent < due:
+            sock.sendall(b"%d\n" % time.time_ns())
+            sent += 1
+        time.sleep(0.0002)
+    sock.sendall(b"end\n")
+    sock.close()
+
+
+def machine_hop_latency(rate: int, seconds: float, warmup: float) -> list[float]:
+    """The machine's own floor for one hop: plain Python, a paced sender process writes each item's creation
+    time to a loopback TCP socket at once, a receiver process reads it (two processes, one wake-up each, no
+    engine). Its tail is what the shared machine's scheduler adds to any hop at the time of the run."""
+    import multiprocessing
+    import socket
+
+    ctx = multiprocessing.get_context("spawn")
+    server = socket.create_server(("127.0.0.1", 0))
+    mine, theirs = ctx.Pipe()
+    receiver = ctx.Process(target=_hop_receiver, args=(server, theirs))
+    sender = ctx.Process(target=_hop_sender, args=(server.getsockname(), rate, warmup + seconds))
+    receiver.start()
+    sender.start()
+    latencies = mine.recv()
+    sender.join()
+    receiver.join()
+    server.close()
+    return sorted(latencies[int(rate * warmup):])
 
 
 def percentiles(values: list[float]) -> tuple[float, float, float]:
@@ -208,30 +316,52 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--items", type=int, default=2_000_000, help="items of the throughput job")
-    parser.add_argument("--rate", type=int, default=10_000, help="items/s of the latency run")
-    parser.add_argument("--seconds", type=float, default=10.0, help="length of the latency and SS runs")
+    parser.add_argument("--ss-rows", type=int, default=200_000, help="rows per Structured Streaming micro-batch")
+    parser.add_argument("--ss-batches", type=int, default=3, help="measured Structured Streaming batches")
+    parser.add_argument("--rate", type=int, default=10_000, help="items/s of the latency runs")
+    parser.add_argument("--seconds", type=float, default=10.0, help="measured seconds of the latency runs")
+    parser.add_argument("--warmup", type=float, default=2.0, help="seconds of the jetspark latency run left out")
     parser.add_argument("--repeat", type=int, default=3, help="word count runs per mode")
     args = parser.parse_args(argv)
     config = EngineConfig(master=args.master, spark_conf={"spark.ui.enabled": "false",
                                                           "spark.sql.shuffle.partitions": "2"})
+    print(f"load average before: {load_average()}", flush=True)
     with Engine(config) as engine:
         spark = engine.spark
-        rate, startup = jetspark_throughput(engine, args.items)
-        ss_rate = structured_throughput(spark, 200_000, args.seconds)
-        lat = percentiles(jetspark_latency(engine, args.rate, args.seconds))
-        ss_lat = percentiles(structured_latency(spark, args.rate, args.seconds))
+        rate, startup = jetspark_throughput(engine, args.items, args.repeat)
+        ss_rate, ss_batch = structured_throughput(spark, args.ss_rows, True, args.ss_batches, 600)
+        ss_native, ss_native_batch = structured_throughput(spark, args.ss_rows, False, args.ss_batches, 600)
+        lat = percentiles(jetspark_latency(engine, args.rate, args.seconds, args.warmup))
+        floor = percentiles(machine_hop_latency(args.rate, args.seconds, args.warmup))
+        ss_lats, ss_lat_batch = structured_latency(spark, args.rate, args.seconds, 3)
+        ss_lat = percentiles(ss_lats)
         wc_p, wc_s = word_count_times(engine, args.repeat)
-    print(f"master {args.master}, Python {sys.version.split()[0]}")
+    print(f"load average after: {load_average()}")
+    print(f"master {args.master}, Python {sys.version.split()[0]}, pyspark {spark.version}")
     print("| figure | jetspark PIPELINED | Spark Structured Streaming | ratio |")
     print("|---|---|---|---|")
     print(f"| source -> map -> keyed count, items/s | {rate:,.0f} (job start-up {startup:.2f} s excluded) | "
-          f"{ss_rate:,.0f} | {rate / ss_rate:.1f}x |")
+          f"{ss_rate:,.0f} (Python UDF map; {args.ss_rows:,} rows/batch, {ss_batch:.2f} s/batch) | "
+          f"{rate / ss_rate:.1f}x |")
+    print(f"| same, Structured Streaming's map a JVM expression | | {ss_native:,.0f} ({ss_native_batch:.2f} s/batch) "
+          f"| {rate / ss_native:.1f}x |")
     for name, a, b in zip(("p50", "p99", "p99.9"), lat, ss_lat):
-        print(f"| latency {name} at {args.rate:,}/s, creation -> sink (2 hops) | {a / 1000:.2f} ms "
-              f"({a / 2000:.2f} ms per hop) | {b / 1000:.1f} ms | 1/{b / a:.0f} |")
+        print(f"| latency {name} at {args.rate:,}/s, creation -> sink | {a / 1000:.2f} ms (2 hops; "
+              f"{a / 2000:.2f} ms per hop) | {b / 1000:.0f} ms | 1/{b / a:.0f} |")
+    print(f"| plain-Python TCP hop between two processes at {args.rate:,}/s (the machine's floor), p50/p99/p99.9 | "
+          f"{' / '.join(f'{x / 1000:.2f}' for x in floor)} ms | | |")
+    print(f"| Structured Streaming micro-batch at {args.rate:,}/s, median s | | {ss_lat_batch:.2f} | |")
     print(f"| word count on the sample, wall s (median of {args.repeat}) | PIPELINED {wc_p:.2f} | STAGED {wc_s:.2f} "
           f"| {wc_s / wc_p:.2f}x |")
+    print(f"floor 1 (throughput >= 5x Structured Streaming): {rate / ss_rate:.1f}x: "
+          f"{'met' if rate >= 5 * ss_rate else 'MISSED'}")
+    print(f"floor 2 (p99 per hop <= 1/20 of Structured Streaming's median latency): {lat[1] / 2000:.1f} ms vs "
+          f"{ss_lat[0] / 20000:.1f} ms: {'met' if lat[1] / 2 <= ss_lat[0] / 20 else 'MISSED'}")
     return 0
+
+
+def load_average() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 if __name__ == "__main__":

@@ -90,7 +90,8 @@ def endless_dag(sink_name):
 def test_pipelined_when_cancelled_then_failed_with_cancellation_error_and_nothing_left(engine):
     name = unique("endless")
     job = engine.new_job(endless_dag(name), PIPELINED)
-    wait_for(lambda: len(engine.get_list(name)) > 1000)  # live sink: results arrive while the job runs
+    # live sink: results arrive while the job runs (the session's first job may start slowly on a loaded machine)
+    wait_for(lambda: len(engine.get_list(name)) > 1000, timeout=120)
     assert job.status is JobStatus.RUNNING
     wait_for(lambda: job.metrics().total("endless", "emittedCount") > 0)  # live metrics
     with pytest.raises(TimeoutError):

@@ -1,9 +1,12 @@
 """TCP links between the tasks of a pipelined job (pure Python; sockets from ``dag/runtime/channel.py``).
 
 Each task listens on one port (:func:`dag.runtime.channel.bind_host` address) and, once the tasks have
-exchanged addresses through the driver (``worker.py``), connects to every other task; every connection
-passes the channel's HMAC handshake with the job's secret before one byte is unpickled. Task ``t``'s
-connection to task ``u`` carries what ``t``'s processors send to ``u``'s, one way:
+exchanged addresses through the driver (``worker.py``), connects to every other task; every
+connection passes the channel's HMAC handshake with the job's secret before one byte is unpickled. The listening
+socket closes as soon as every peer connected (and at once on ``close()``: no accept poll to wait out).
+``connect()`` returns only when this task connected to every other one and every other one connected to it, so
+no task runs (and may fail and close its links) while a peer still connects. Task ``t``'s connection to task
+``u`` carries what ``t``'s processors send to ``u``'s, one way:
 
 - a writer thread per peer takes ``(queue key, entry)`` pairs from a bounded deque (:data:`LINK_ENTRIES`; a
   full link refuses lists, so back-pressure reaches the sending processor) and sends all it finds as one
@@ -82,13 +85,14 @@ class _Writer:
 class Links:
     """The links of task ``t`` (see the module docstring).
 
-    ``queue_for(key)`` gives the local queue a remote entry goes to; ``on_error(text)`` reports a broken link;
-    ``stopped()`` tells readers to stop waiting for room.
+    ``peers`` is the number of other tasks (connections to accept); ``queue_for(key)`` gives the local queue a
+    remote entry goes to; ``on_error(text)`` reports a broken link; ``stopped()`` tells readers to stop waiting
+    for room.
     """
 
-    def __init__(self, t: int, secret: bytes, host: str, queue_for: Callable[[Any], Any],
+    def __init__(self, t: int, secret: bytes, host: str, peers: int, queue_for: Callable[[Any], Any],
                  on_error: Callable[[str], None], stopped: Callable[[], bool]):
-        self.t, self.secret = t, secret
+        self.t, self.secret, self.peers = t, secret, peers
         self.queue_for, self.on_error, self.stopped = queue_for, on_error, stopped
         self.server = socket.create_server((host, 0))
         self.server.settimeout(0.2)
@@ -98,13 +102,15 @@ class Links:
         self.conns: list[FrameSocket] = []
         self.byes: set[int] = set()
         self.closed = False
+        self.all_accepted = threading.Event()  # every other task connected to this one
         self._lock = threading.Lock()
         self.acceptor = threading.Thread(target=self._accept_loop, name=f"jetspark-task-{t}-accept", daemon=True)
         self.acceptor.start()
 
     # ------------------------------------------------------------------ setup
     def connect(self, addresses: list[tuple[str, int]], timeout: float = 30.0) -> None:
-        """Connect to every other task's address (index = task)."""
+        """Connect to every other task's address (index = task), then wait until every other task connected to
+        this one: no task runs its processors (and may fail and close its links) before all links exist."""
         for u, address in enumerate(addresses):
             if u == self.t:
                 continue
@@ -115,9 +121,14 @@ class Links:
             writer = _Writer(u, conn, self.on_error)
             self.writers[u] = writer
             writer.thread.start()
+        deadline = time.monotonic() + timeout
+        while not self.all_accepted.wait(0.05) and not self.stopped():
+            if time.monotonic() >= deadline:
+                raise ConnectionError(f"task {self.t}: {self.peers - len(self.readers)} of {self.peers} other "
+                                      f"tasks did not connect within {timeout:.0f} s")
 
     def _accept_loop(self) -> None:
-        while not self.closed:
+        while not self.closed and len(self.readers) < self.peers:
             try:
                 sock, peer = self.server.accept()
             except socket.timeout:
@@ -138,6 +149,16 @@ class Links:
                                       daemon=True)
             self.readers.append(reader)
             reader.start()
+        if len(self.readers) >= self.peers:
+            self.all_accepted.set()
+        self._close_server()
+
+    def _close_server(self) -> None:
+        try:
+            self.server.shutdown(socket.SHUT_RDWR)  # wakes an accept() blocked in another thread (Linux)
+        except OSError:
+            pass
+        self.server.close()
 
     # ------------------------------------------------------------------ traffic
     def offer(self, u: int, key: Any, entry: Any) -> bool:
@@ -186,10 +207,7 @@ class Links:
         self.closed = True
         for writer in self.writers.values():
             writer.finish()
-        try:
-            self.server.close()
-        except OSError:
-            pass
+        self._close_server()
         with self._lock:
             conns = list(self.conns)
         for conn in conns:

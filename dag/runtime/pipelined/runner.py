@@ -193,8 +193,8 @@ class TaskRunners:
                 except BaseException as exc:
                     mark_origin(exc, name, g)
                     raise
-            self.links = Links(t, spec.channel.secret, spec.host or _own_address(), self.queues.__getitem__,
-                               self._link_error, stop.is_set)
+            self.links = Links(t, spec.channel.secret, spec.host or _own_address(), layout.tasks - 1,
+                               self.queues.__getitem__, self._link_error, stop.is_set)
         except BaseException as exc:
             self.failure = exc
             self.close()
