@@ -17,11 +17,9 @@
 - **format-output** ``map_using_context_p`` with a time formatter created on the worker, lines in the manual's
   format ``"%s %5s %4d"``: window end as ``HH:MM:SS.mmm`` (local time), ticker, count, e.g.
   ``14:02:17.300  AAPL   42``.
-- **sink**: the lines go to ``OUTPUT_DIR/<processor index>`` as they come (a file sink built with
-  ``SinkBuilder``, flushed after every batch: the manual's "endless stream of data accumulating on the disk").
-  ``write_file_p`` publishes its files when a job *completes*, which an endless job cancelled after
-  ``--seconds`` never does; ``write_file_p(..., exactly_once=True)`` under ``EXACTLY_ONCE`` publishes them per
-  snapshot instead.
+- **sink**: ``write_file_p(OUTPUT_DIR)``, as in the manual: in a stream job it appends the lines to
+  ``OUTPUT_DIR/<processor index>`` as they come, flushed when its inbox drains (the manual's "endless stream
+  of data accumulating on the disk"); the files of an earlier run are replaced when the job starts.
 
 A window is emitted once the watermark (highest trade timestamp - 3 s) passes its end, so results trail the
 trades by about 3 s. Run it::
@@ -44,9 +42,9 @@ from pathlib import Path
 
 from dag import DAG
 from edges import between
-from processors import (ContextFactory, JournalInitialPosition, SinkBuilder, TimestampKind, accumulate_by_frame_p,
+from processors import (ContextFactory, JournalInitialPosition, TimestampKind, accumulate_by_frame_p,
                         combine_to_sliding_window_p, counting, emit_by_frame, entry_key, limiting_lag,
-                        map_using_context_p, sliding_win_policy, stream_map_p, wm_gen_params)
+                        map_using_context_p, sliding_win_policy, stream_map_p, wm_gen_params, write_file_p)
 
 TRADES_MAP = "trades"
 OUTPUT_DIR = "stock-exchange"
@@ -141,27 +139,6 @@ def format_window(time_format: TimeFormatter, tse) -> str:
     return "%s %5s %4d" % (time_format(tse.timestamp), tse.key, tse.value)
 
 
-class _LiveFile:
-    """The state of one sink processor: ``directory/<global processor index>``, opened for appending."""
-
-    def __init__(self, directory: str, context) -> None:
-        os.makedirs(directory, exist_ok=True)
-        self.file = open(os.path.join(directory, str(context.global_processor_index)), "a", encoding="utf-8")
-
-    def write(self, line: str) -> None:
-        self.file.write(line + "\n")
-
-
-def live_file_sink(directory: str | os.PathLike):
-    """A file sink that writes each line as it comes, flushed after every batch."""
-    directory = os.fspath(directory)
-    return (SinkBuilder.sink_builder("sink", lambda context: _LiveFile(directory, context))
-            .receive_fn(_LiveFile.write)
-            .flush_fn(lambda state: state.file.flush())
-            .destroy_fn(lambda state: state.file.close())
-            .build())
-
-
 # ------------------------------------------------------------------------------------------------ the DAG
 def build_dag(output_dir: str | os.PathLike = OUTPUT_DIR, *, window_ms: int = WINDOW_MS,
               slide_ms: int = SLIDE_MS, map_name: str = TRADES_MAP) -> DAG:
@@ -177,7 +154,7 @@ def build_dag(output_dir: str | os.PathLike = OUTPUT_DIR, *, window_ms: int = WI
     sliding_stage2 = dag.new_vertex("sliding-stage-2", combine_to_sliding_window_p(win_policy, counting()))
     format_output = dag.new_vertex("format-output", map_using_context_p(
         ContextFactory.with_create_fn(TimeFormatter), format_window))
-    sink = dag.new_vertex("sink", live_file_sink(output_dir))
+    sink = dag.new_vertex("sink", write_file_p(output_dir))
     return (dag.edge(between(trade_source, sliding_stage1).partitioned(trade_ticker))
             .edge(between(sliding_stage1, sliding_stage2).partitioned(entry_key).distributed())
             .edge(between(sliding_stage2, format_output))

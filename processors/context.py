@@ -5,6 +5,11 @@ One class serves the meta-supplier, supplier and processor contexts: a meta-supp
 ``job_id`` 1, indices 0, parallelism 1, one member, processing guarantee NONE and the logger
 ``logging.getLogger("jetspark.<vertex>#<global index>")``.
 
+``unbounded`` is True only in a PIPELINED job whose DAG has a stream source (set by the runtime): the job may
+run for ever, so a sink should make its output visible as items arrive instead of publishing it when the job
+ends (``write_file_p`` appends live then). It is False in batch jobs, in bounded DAGs run PIPELINED (they keep
+batch semantics) and in tests.
+
 ``processing_guarantee`` holds ``dag.config.ProcessingGuarantee`` values; when not given it is
 ``ProcessingGuarantee.NONE``, looked up lazily so that ``processors`` does not import the DAG layer (the
 string ``"NONE"`` if that module is absent).
@@ -43,6 +48,7 @@ class Context:
     __slots__ = (
         "_vertex_name", "_job_id", "_global_processor_index", "_local_processor_index", "_total_parallelism",
         "_local_parallelism", "_member_index", "_member_count", "_logger", "_processing_guarantee", "_driver",
+        "_unbounded",
     )
 
     def __init__(
@@ -59,6 +65,7 @@ class Context:
         logger: logging.Logger | None = None,
         processing_guarantee: Any = None,
         driver: Any = None,
+        unbounded: bool = False,
     ):
         if local_parallelism <= 0 or total_parallelism <= 0:
             raise DagValidationError(
@@ -83,6 +90,7 @@ class Context:
         self._logger = logger
         self._processing_guarantee = processing_guarantee
         self._driver = driver
+        self._unbounded = bool(unbounded)
 
     @property
     def vertex_name(self) -> str:
@@ -148,6 +156,12 @@ class Context:
         ``docs/architecture.md``, "Pipelined runtime"). Safe to use from any thread of the task.
         """
         return self._driver
+
+    @property
+    def unbounded(self) -> bool:
+        """True in a PIPELINED job whose DAG has a stream source: the job may never end, so output should
+        become visible as it is produced (see the module docstring); False elsewhere."""
+        return self._unbounded
 
     def replace(self, **changes: Any) -> "Context":
         """A copy with some properties changed, e.g. ``ctx.replace(global_processor_index=3)``."""

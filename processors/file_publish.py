@@ -1,6 +1,7 @@
 """Job-level publication for ``write_file_p``: stage the whole job's files, publish them only on success.
 
-The meta supplier of a (non-``exactly_once``) ``write_file_p`` runs on the driver once per job:
+The meta supplier of a (non-``exactly_once``) ``write_file_p`` runs on the driver once per job (once per
+execution of a restarting job):
 
 - ``init`` checks the directory (a path that exists but is no directory is refused with "is not a
   directory"), creates it, and creates the job's *staging directory* inside it,
@@ -13,6 +14,11 @@ The meta supplier of a (non-``exactly_once``) ``write_file_p`` runs on the drive
   ``1``). Other files in ``directory`` are never touched. The staging directory is removed.
 - ``close(error)`` (the job failed or was cancelled) removes the staging directory: nothing of the job is
   published. The runtime calls it after every task of the job has ended.
+
+In a stream job (``context.unbounded``; also for ``exactly_once=True`` unless the guarantee is
+``EXACTLY_ONCE``) nothing is staged: the processors append to the final files live (``processors.files``),
+and ``init`` deletes the earlier run's numbered files (not with ``append=True``) once per job id, so a restart,
+which inits the meta supplier again, keeps what the job already wrote.
 
 Publication renames file by file after the last task ended (as Spark's ``FileOutputCommitter`` moves task
 output at job commit): a reader that lists the directory during those milliseconds may see part of the new
@@ -33,6 +39,7 @@ from typing import Any, Callable
 
 from dag.errors import DagValidationError
 from processors.suppliers import ProcessorMetaSupplier, ProcessorSupplier
+from processors.transactional_files import _is_exactly_once
 
 __all__ = ["STAGING_PREFIX", "WriteFileMetaSupplier", "checked_directory"]
 
@@ -63,10 +70,16 @@ class WriteFileMetaSupplier(ProcessorMetaSupplier):
         self._directory, self._factory, self._append, self._staged = directory, factory, append, staged
         self._staging: Path | None = None
         self._vertex = ""
+        self._replaced_for: int | None = None  # the job whose live output replaced the earlier run's
 
     def init(self, context: Any) -> None:
         self._vertex = context.vertex_name
         path = checked_directory(self._directory, self._vertex)
+        if getattr(context, "unbounded", False) and (self._staged or not _is_exactly_once(context)):
+            if not self._append and self._replaced_for != context.job_id:  # once per job, not per restart
+                self._replaced_for = context.job_id
+                self._remove_numbered(path, keep=set())
+            return
         if self._staged:
             self._staging = path / f"{STAGING_PREFIX}{uuid.uuid4().hex}"
             self._staging.mkdir()
@@ -96,10 +109,14 @@ class WriteFileMetaSupplier(ProcessorMetaSupplier):
             else:
                 os.replace(staging / name, directory / name)
         if not self._append:
-            for stale in directory.iterdir():
-                if stale.name.isdigit() and stale.name not in written and stale.is_file():
-                    _log.info("write_file_p (vertex '%s'): removing %s of an earlier run", self._vertex, stale)
-                    stale.unlink()
+            self._remove_numbered(directory, keep=written)
+
+    def _remove_numbered(self, directory: Path, keep: set[str]) -> None:
+        """Delete the numbered files an earlier run left in ``directory`` (but those in ``keep``)."""
+        for stale in directory.iterdir():
+            if stale.name.isdigit() and stale.name not in keep and stale.is_file():
+                _log.info("write_file_p (vertex '%s'): removing %s of an earlier run", self._vertex, stale)
+                stale.unlink()
 
     def __repr__(self) -> str:
         return f"write_file_p({self._directory!r})"

@@ -32,6 +32,18 @@
   existing files instead and nothing is deleted.
 - Outside a job (a processor driven directly, e.g. by ``verify_processor``), each processor writes a hidden
   temporary file and renames it to its final name in ``complete()``; ``close()`` deletes an unfinished one.
+- **Live** in a stream job (``context.unbounded``: PIPELINED with a stream source), which may never end: each
+  processor appends to its final file ``directory/<index>`` and flushes when its inbox drains
+  (``try_process()``) and, while items keep coming, at most :data:`LIVE_FLUSH_SECONDS` after the oldest
+  unflushed line, so a reader tailing the file sees lines within that time (plus the pipeline's own latency).
+  Stale output is replaced when the job is submitted (the meta supplier deletes the numbered files; kept with
+  ``append=True``), never on a restart; a failed or cancelled stream job keeps what it wrote. Under restarts
+  this is at-least-once (what followed the last snapshot is written again); ``exactly_once=True`` with the
+  ``EXACTLY_ONCE`` guarantee gives per-snapshot two-phase commit instead.
+
+The rule in short: batch (staged, or a bounded DAG run PIPELINED): staged and published on success; stream:
+live append, at-least-once under restarts; ``exactly_once=True`` in an ``EXACTLY_ONCE`` job: two-phase commit
+per snapshot.
 
 >>> dag.new_vertex("read", read_files_p("books", glob="*.txt"))   # doctest: +SKIP
 >>> dag.new_vertex("write", write_file_p("out"))                  # doctest: +SKIP
@@ -45,6 +57,7 @@ import functools
 import logging
 import os
 import shutil
+import time
 import uuid
 from pathlib import Path
 from typing import Any, Callable
@@ -54,9 +67,12 @@ from processors.buffered import _require_callable
 from processors.processor import Processor
 from processors.suppliers import ProcessorMetaSupplier, ProcessorSupplier
 
-__all__ = ["read_files_p", "write_file_p", "ReadFilesP", "WriteFileP"]
+__all__ = ["read_files_p", "write_file_p", "ReadFilesP", "WriteFileP", "LIVE_FLUSH_SECONDS"]
 
 _READ_CHUNK_CHARS = 1 << 18
+LIVE_FLUSH_SECONDS = 0.1
+"""In an unbounded job, the longest a line written by ``write_file_p`` waits in the buffer while items keep
+arriving (it is flushed at once when the inbox drains)."""
 _log = logging.getLogger("jetspark.read_files_p")
 
 
@@ -124,7 +140,9 @@ def write_file_p(
     """A sink writing one file per processor, ``directory/<global processor index>``, one line per item.
 
     The job's files appear together when it succeeds, replacing an earlier run's numbered files, or are
-    appended to them with ``append=True`` (see the module docstring for the line format and the rules).
+    appended to them with ``append=True`` (see the module docstring for the line format and the rules). In a
+    stream job the lines are appended to the final files live, flushed within ``LIVE_FLUSH_SECONDS``
+    (at-least-once under restarts).
     With ``exactly_once=True`` in a job whose guarantee is ``EXACTLY_ONCE`` it writes one file per processor and
     snapshot, ``directory/<index>-<sequence>``, published when the snapshot completes (two-phase commit, see
     ``processors.transactional_files``), so a restart neither loses nor repeats lines.
@@ -335,7 +353,9 @@ def _write_lines(processor: "WriteFileP", file: Any, items: list) -> None:
 
 class WriteFileP(Processor):
     """The processor of :func:`write_file_p`: writes ``staging/<index>`` in a job, else a hidden temporary file
-    renamed to ``directory/<index>`` in ``complete()`` (appended to it with ``append``)."""
+    renamed to ``directory/<index>`` in ``complete()`` (appended to it with ``append``). In an unbounded job
+    (``context.unbounded``) it appends to ``directory/<index>`` itself and flushes at most
+    :data:`LIVE_FLUSH_SECONDS` after a line was written (module docstring, "live")."""
 
     def __init__(self, directory, to_string_fn, encoding, staging=None, append=False):
         self._directory = directory
@@ -347,6 +367,8 @@ class WriteFileP(Processor):
         self._file = None
         self._temp_path: Path | None = None
         self._final_path: Path | None = None
+        self._live = False
+        self._unflushed_since: float | None = None  # live: when the oldest line not yet flushed was written
 
     def is_cooperative(self) -> bool:
         return False
@@ -356,6 +378,11 @@ class WriteFileP(Processor):
 
         self._vertex = context.vertex_name
         name = str(context.global_processor_index)
+        if getattr(context, "unbounded", False):  # live: the final file itself, appended to and flushed
+            self._live = True
+            directory = checked_directory(self._directory, self._vertex)
+            self._file = open(directory / name, "a", encoding=self._encoding, newline="")
+            return
         if self._staging is not None:
             staging = Path(self._staging)
             if not staging.is_dir():
@@ -373,9 +400,27 @@ class WriteFileP(Processor):
 
     def process(self, ordinal: int, inbox) -> None:
         _write_lines(self, self._file, inbox.take_all())
+        if self._live:
+            now = time.monotonic()
+            if self._unflushed_since is None:
+                self._unflushed_since = now
+            elif now - self._unflushed_since >= LIVE_FLUSH_SECONDS:  # a steady stream: flush on a timer
+                self._flush()
+
+    def try_process(self) -> bool:
+        if self._unflushed_since is not None:  # live, and the inbox drained: flush now
+            self._flush()
+        return True
+
+    def _flush(self) -> None:
+        self._file.flush()
+        self._unflushed_since = None
 
     def complete(self) -> bool:
         self._file.close()
+        if self._live:
+            self._unflushed_since = None
+            return True
         if self._final_path is None:  # staged: the driver publishes the job's files when it succeeded
             self._temp_path = None
             return True

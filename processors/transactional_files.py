@@ -2,7 +2,8 @@
 ``WriteFileP``, Flink's ``TwoPhaseCommitSinkFunction``).
 
 Exactly-once applies when the job's ``processing_guarantee`` is ``EXACTLY_ONCE``; under any other guarantee the
-processor behaves as the plain ``write_file_p`` (one file per processor, renamed into place in ``complete()``).
+processor behaves as the plain ``write_file_p`` (one file per processor, renamed into place in ``complete()``;
+appended to live in a stream job).
 
 A *transaction* is one file of one processor, ``txn = (owner index, sequence)``; it moves through three names,
 every one but the last hidden (a leading ``.``, as the contract wants for work in progress)::
@@ -96,8 +97,9 @@ class TransactionalWriteFileP(WriteFileP):
         _write_lines(self, self._open, inbox.take_all())
 
     def try_process(self) -> bool:
-        if self._transactional:
-            self._start()
+        if not self._transactional:
+            return super().try_process()
+        self._start()
         return True
 
     def complete(self) -> bool:

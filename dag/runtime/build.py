@@ -70,8 +70,10 @@ class PlanRun:
     """One execution of a plan (see the module docstring)."""
 
     def __init__(self, sc: Any, dag: Any, plan: PhysicalPlan, *, job_id: int, job_name: str, guarantee: Any,
-                 accumulator: Any, collections: Any, describe: Callable[[str], None], channel: Any = None):
+                 accumulator: Any, collections: Any, describe: Callable[[str], None], channel: Any = None,
+                 unbounded: bool = False):
         self.sc, self.dag, self.plan, self.channel = sc, dag, plan, channel
+        self.unbounded = unbounded  # Context.unbounded of the meta suppliers (a pipelined stream job)
         self.job_id, self.job_name, self.guarantee = job_id, job_name, guarantee
         self.accumulator, self.collections, self.describe = accumulator, collections, describe
         self.stage_rdds: dict[int, Any] = {}
@@ -133,7 +135,7 @@ class PlanRun:
         meta = meta or self.dag.get_vertex(vp.name).meta_supplier
         ctx = Context(vertex_name=vp.name, job_id=self.job_id, total_parallelism=vp.total_parallelism,
                       local_parallelism=vp.local_parallelism, member_count=members,
-                      processing_guarantee=self.guarantee)
+                      processing_guarantee=self.guarantee, unbounded=self.unbounded)
         try:
             meta.init(ctx)
             self.metas.append((vp.name, meta))

@@ -31,12 +31,13 @@ from dag.errors import JobFailedError
 if TYPE_CHECKING:
     from dag.runtime.jobchannel import ChannelRef, JobChannel
 
-__all__ = ["ID_PREFIX", "TaskFailure", "mark_origin", "encode_failure", "decode_failure", "failure_record",
-           "summarize_spark_error"]
+__all__ = ["ID_PREFIX", "TaskFailure", "mark_origin", "mark_infrastructure", "encode_failure", "decode_failure",
+           "failure_record", "summarize_spark_error", "failed_task_index"]
 
 ID_PREFIX = "jetspark-failure-id "
 _ID_RE = re.compile(re.escape(ID_PREFIX) + r"([0-9a-f]{32})")
 _ORIGIN_ATTR = "_jetspark_origin"
+_INFRASTRUCTURE_ATTR = "_jetspark_infrastructure"
 _RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__))
 _ACK_TIMEOUT = 30.0
 RECORD_WAIT = 5.0
@@ -63,6 +64,12 @@ def mark_origin(exc: BaseException, vertex: str, processor_index: int) -> None:
             pass
 
 
+def mark_infrastructure(exc: BaseException) -> None:
+    """Mark ``exc`` as an infrastructure failure (a lost task or link, not user code): its record says
+    ``"restartable": True``, so a job that takes snapshots restarts (``snapshot_coordinator.is_restartable``)."""
+    setattr(exc, _INFRASTRUCTURE_ATTR, True)
+
+
 def _user_frames(exc: BaseException) -> str:
     frames = [f for f in traceback.extract_tb(exc.__traceback__)
               if "pyspark" not in f.filename and not f.filename.startswith(_RUNTIME_DIR)]
@@ -81,7 +88,7 @@ def _text(exc: BaseException) -> str:
 def failure_record(exc: BaseException, stage_vertices: list[str], partition: int) -> dict[str, Any]:
     """The JSON-able failure record of ``exc`` (a fresh random ``id`` included)."""
     vertex, index = getattr(exc, _ORIGIN_ATTR, None) or (stage_vertices[0], partition)
-    return {
+    record = {
         "id": uuid.uuid4().hex,
         "vertex": str(vertex),
         "processor_index": int(index),
@@ -90,6 +97,9 @@ def failure_record(exc: BaseException, stage_vertices: list[str], partition: int
         "user_traceback": _user_frames(exc),
         "time": time.time(),  # when the task reported it (a restart's timeline starts here)
     }
+    if getattr(exc, _INFRASTRUCTURE_ATTR, False):
+        record["restartable"] = True
+    return record
 
 
 def encode_failure(exc: BaseException, stage_vertices: list[str], partition: int,
@@ -131,6 +141,17 @@ def decode_failure(error: BaseException, job_name: str, channel: JobChannel | No
             return _job_failed(record, job_name, error)
     record = channel.failure_record(None)
     return None if record is None else _job_failed(record, job_name, error)
+
+
+_FAILED_TASK = re.compile(r"stage failure: Task (\d+) in stage \d+\.\d+ failed")
+
+
+def failed_task_index(error: BaseException) -> int | None:
+    """The partition index of the task Spark names first in a failed job's error (``Job aborted due to stage
+    failure: Task 1 in stage 7.0 failed ...``, Spark's own words before any task's text), else None. It only
+    chooses which processors an infrastructure failure without a record is reported against."""
+    found = _FAILED_TASK.search(_text(error))
+    return int(found.group(1)) if found else None
 
 
 _EXIT = re.compile(r"exit(?:ed)?(?: with)?(?: code| status)?[: ]+(-?\d+)", re.IGNORECASE)

@@ -111,13 +111,15 @@ class JobChannel:
         self._order: list[str] = []
         self._arrived = threading.Condition()
         self._on_failure = on_failure
-        self._server.register("failure", self._store)
+        self._server.register("failure", self.store_failure)
 
     def register(self, topic: str, handler: Callable[[Any], Any]) -> None:
         """Handle messages of another topic (e.g. ``"log"``); see :meth:`DriverChannel.register`."""
         self._server.register(topic, handler)
 
-    def _store(self, body: Any) -> None:
+    def store_failure(self, body: Any) -> None:
+        """Store a failure record (a task's, arriving on the channel, or the driver's own, e.g. a lost task)
+        and tell the job (``on_failure``)."""
         record = validated_record(body)
         with self._arrived:
             if record["id"] not in self._records:
@@ -165,4 +167,6 @@ def validated_record(body: Any) -> dict:
     when = body.get("time")  # optional: when the task reported it (seconds since the epoch)
     if isinstance(when, (int, float)) and not isinstance(when, bool):
         record["time"] = float(when)
+    if body.get("restartable") is True:  # optional: an infrastructure failure (failures.mark_infrastructure)
+        record["restartable"] = True
     return record

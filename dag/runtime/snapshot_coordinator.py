@@ -220,8 +220,8 @@ def completed_on_restore(saved: Mapping[str, int], done: Mapping[str, Iterable[i
 
 def is_restartable(failure: Mapping[str, Any] | None) -> bool:
     """Whether a failure restarts the job: a ``RestartableError`` raised by a processor, or an infrastructure
-    failure (``failure`` is None, or names no processor but a task, ``<task 1>``: a lost task or worker, a broken
-    link).
+    failure (``failure`` is None, or names no processor but a task, ``<task 1>``, or is marked ``"restartable"``:
+    a lost, dead or frozen task or worker, a broken link; ``failures.mark_infrastructure``).
 
     >>> is_restartable({"exc_type": "RestartableError", "vertex": "src"}), is_restartable(None)
     (True, True)

@@ -367,3 +367,78 @@ def test_read_files_when_lines_span_many_chunks_then_each_emitted_whole(tmp_path
     (tmp_path / "long.txt").write_text("\n".join(lines) + "tail-without-newline")
     [out] = read_all(read_files_p(tmp_path), capacity=3)
     assert out == lines[:-1] + ["tail-without-newline"]
+
+
+def live_job_writers(directory, count, *args, job_id=1, guarantee=None, pms=None, **kw):
+    """The driver and processor side of write_file_p in an unbounded (pipelined stream) job, initialised
+    (``pms``: the meta supplier of an execution before, as a restart inits it again)."""
+    common = dict(vertex_name="write", job_id=job_id, total_parallelism=count, local_parallelism=count,
+                  unbounded=True, processing_guarantee=guarantee)
+    pms = pms or write_file_p(directory, *args, **kw)
+    pms.init(Context(**common))
+    procs = pms.get([0])(0).get(count)
+    for i, proc in enumerate(procs):
+        proc.init(Outbox([]), Context(global_processor_index=i, local_processor_index=i, **common))
+    return pms, procs
+
+
+def test_write_file_when_unbounded_then_lines_reach_the_final_file_when_the_inbox_drains(tmp_path):
+    (tmp_path / "0").write_text("old\n")
+    (tmp_path / "7").write_text("stale\n")
+    pms, [p] = live_job_writers(tmp_path, 1)
+    assert visible_files(tmp_path) == ["0"]  # the earlier run's numbered files are replaced at the start
+    p.process(0, Inbox(["a", "b"]))
+    assert p.try_process() is True  # the inbox drained: flushed
+    assert (tmp_path / "0").read_text() == "a\nb\n"
+    p.process(0, Inbox(["c"]))
+    p.close()
+    pms.close(RuntimeError("cancelled"))  # a stream job ends failed: what was written stays
+    assert visible_files(tmp_path) == ["0"] and (tmp_path / "0").read_text() == "a\nb\nc\n"
+
+
+def test_write_file_when_unbounded_and_items_keep_coming_then_flushed_within_the_interval(tmp_path, monkeypatch):
+    import processors.files as files
+
+    clock = [100.0]
+    monkeypatch.setattr(files.time, "monotonic", lambda: clock[0])
+    _, [p] = live_job_writers(tmp_path, 1)
+    p.process(0, Inbox(["a"]))
+    clock[0] += files.LIVE_FLUSH_SECONDS / 2
+    p.process(0, Inbox(["b"]))
+    assert (tmp_path / "0").read_text() == ""  # buffered: the inbox never drained
+    clock[0] += files.LIVE_FLUSH_SECONDS
+    p.process(0, Inbox(["c"]))
+    assert (tmp_path / "0").read_text() == "a\nb\nc\n"
+    p.close()
+
+
+def test_write_file_when_unbounded_job_restarts_then_earlier_lines_kept_and_new_ones_appended(tmp_path):
+    pms, [p] = live_job_writers(tmp_path, 1)
+    p.process(0, Inbox(["a"]))
+    p.close()
+    pms, [p] = live_job_writers(tmp_path, 1, pms=pms)  # the restart inits the meta supplier again: no replace
+    p.process(0, Inbox(["b"]))
+    p.close()
+    assert (tmp_path / "0").read_text() == "a\nb\n"
+    live_job_writers(tmp_path, 1, job_id=2, pms=pms)[1][0].close()  # the next job with this DAG replaces
+    assert (tmp_path / "0").read_text() == ""
+
+
+def test_write_file_when_unbounded_and_append_then_existing_files_kept(tmp_path):
+    (tmp_path / "0").write_text("old\n")
+    (tmp_path / "3").write_text("other\n")
+    _, [p] = live_job_writers(tmp_path, 1, append=True)
+    p.process(0, Inbox(["new"]))
+    p.try_process()
+    p.close()
+    assert visible_files(tmp_path) == ["0", "3"] and (tmp_path / "0").read_text() == "old\nnew\n"
+
+
+def test_write_file_exactly_once_when_unbounded_without_exactly_once_guarantee_then_live_too(tmp_path):
+    from dag.config import ProcessingGuarantee
+
+    _, [p] = live_job_writers(tmp_path, 1, exactly_once=True, guarantee=ProcessingGuarantee.AT_LEAST_ONCE)
+    p.process(0, Inbox(["a"]))
+    p.try_process()
+    assert visible_files(tmp_path) == ["0"] and (tmp_path / "0").read_text() == "a\n"
+    p.close()

@@ -1,5 +1,6 @@
 """write_file_p in jobs: the whole job's output appears on success only (failed and cancelled jobs publish
-nothing and leave nothing staged, also after join() returned), stale output of an earlier run is replaced."""
+nothing and leave nothing staged, also after join() returned), stale output of an earlier run is replaced; in
+a stream job (PIPELINED, with a stream source) lines are appended to the final files live instead."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ import uuid
 
 import pytest
 
-from dag import DAG, JobFailedError, JobStatus
+from dag import CancellationError, DAG, JobFailedError, JobStatus
 from edges import between
-from processors import AbstractProcessor, map_p, read_list_p, write_file_p
+from processors import AbstractProcessor, SourceBuilder, map_p, read_list_p, write_file_p
 
 pytestmark = pytest.mark.spark
 
@@ -88,3 +89,42 @@ def test_write_file_when_cancelled_mid_write_then_nothing_published_now_or_later
     assert os.listdir(out) == []  # no final file, no staged file
     time.sleep(3.0)  # a task still running after join() would show up now
     assert os.listdir(out) == []
+
+
+def _burst_then_idle(count):
+    """A stream source: ``count`` numbers, then nothing more, never completing (what an idle stream looks like)."""
+
+    def fill(state, buf):
+        if state["n"] < count:
+            for _ in range(min(50, count - state["n"])):
+                buf.add(state["n"])
+                state["n"] += 1
+        else:
+            time.sleep(0.01)
+
+    return SourceBuilder.stream("burst", lambda ctx: {"n": 0}).fill_buffer_fn(fill).build()
+
+
+def test_write_file_when_stream_job_runs_then_lines_appear_live_and_stay_after_cancel(engine, tmp_path):
+    from tests.runtime.test_pipelined import channel_closed, stray_jetspark_threads, wait_for, worker_threads
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "0").write_text("-1\n")  # an earlier run's output
+    (out / "5").write_text("-1\n")
+    dag = DAG()
+    src = dag.new_vertex("burst", _burst_then_idle(1000))
+    dag.edge(between(src, dag.new_vertex("write", write_file_p(out), local_parallelism=2)))
+    job = engine.new_job(dag)  # a stream source: PIPELINED
+    try:
+        # the source goes idle after 1000 lines, far less than a write buffer: only live flushing shows them
+        wait_for(lambda: len(lines(out)) >= 1000, timeout=60)
+        assert job.status is JobStatus.RUNNING
+        assert lines(out) == list(range(1000))  # the earlier run's files were replaced when the job started
+        assert sorted(os.listdir(out)) == ["0", "1"]  # final names only, nothing staged
+    finally:
+        job.cancel()
+        with pytest.raises(CancellationError):
+            job.join(timeout=60)
+    assert lines(out) == list(range(1000)) and sorted(os.listdir(out)) == ["0", "1"]  # a stream job's output stays
+    assert stray_jetspark_threads() == [] and channel_closed(job) and worker_threads(engine) == []

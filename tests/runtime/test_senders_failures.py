@@ -198,3 +198,52 @@ def test_partition_of_when_key_none_then_null_key_error():
     e = between(SimpleNamespace(name="a"), SimpleNamespace(name="b")).partitioned(lambda x: None)
     with pytest.raises(DagValidationError, match=r'Null key from key extractor, edge: between\("a", "b"\)'):
         e.partition_of("x", 4)
+
+
+def test_failure_when_infrastructure_then_record_restartable_and_task_index_read_from_spark_words():
+    from dag.runtime.failures import failed_task_index, mark_infrastructure
+    from dag.runtime.snapshot_coordinator import is_restartable
+
+    stored = []
+    channel = JobChannel("local[2]", on_failure=stored.append)
+    try:
+        lost = ConnectionError("task 1 (running probe#1) disappeared")
+        mark_origin(lost, "probe", 1)
+        mark_infrastructure(lost)
+        encode_failure(lost, ["<task 0>"], 0, channel.ref)
+        user = ValueError("bad item")
+        mark_origin(user, "probe", 1)
+        encode_failure(user, ["<task 0>"], 0, channel.ref)
+    finally:
+        channel.close()
+    assert [(r["vertex"], r["processor_index"], r.get("restartable")) for r in stored] == \
+        [("probe", 1, True), ("probe", 1, None)]
+    assert [is_restartable(r) for r in stored] == [True, False]
+    spark = RuntimeError("org.apache.spark.SparkException: Job aborted due to stage failure: Task 1 in stage 7.0 "
+                         "failed 1 times, most recent failure: Lost task 1.0 in stage 7.0 (TID 15): "
+                         "Task 0 in stage 9.9 failed")
+    assert failed_task_index(spark) == 1 and failed_task_index(RuntimeError("Job group cancelled")) is None
+
+
+def test_pipelined_stage_failure_without_record_then_error_names_the_lost_task_processors(monkeypatch):
+    from dag.runtime.pipelined import coordinator
+    from dag.runtime.pipelined.coordinator import PipelinedRun
+
+    monkeypatch.setattr(coordinator, "PEER_REPORT_WAIT", 0.0)
+    run = PipelinedRun.__new__(PipelinedRun)  # only what _lost_task reads
+    run.job = SimpleNamespace(name="wc", _cancelled=False)
+    run.layout = SimpleNamespace(tasks=2, processors_of=lambda t: [("src", 0), ("probe", 0)] if t == 0 else
+                                 [("probe", 1), ("sink", 1)])
+    run.channel = JobChannel("local[2]")
+    try:
+        spark = RuntimeError("org.apache.spark.SparkException: Job aborted due to stage failure: Task 1 in stage "
+                             "7.0 failed 1 times, most recent failure: Lost task 1.0 in stage 7.0 (TID 15): "
+                             "org.apache.spark.SparkException: Python worker exited unexpectedly (crashed)")
+        lost = run._lost_task(spark)
+        assert (lost.vertex, lost.processor_index) == ("probe", 1)
+        assert "task 1 (running probe#1, sink#1) was lost: a Python worker died" in str(lost)
+        assert run._lost_task(RuntimeError("Job group cancelled")) is None  # no task named: Spark's error stays
+        run.job._cancelled = True
+        assert run._lost_task(spark) is None
+    finally:
+        run.channel.close()

@@ -2,7 +2,8 @@
 
 :class:`PipelinedRun` plans the job (the staged planner without pre-aggregation or accumulate fusion, then
 :func:`~dag.runtime.pipelined.layout.make_layout`), creates the processor suppliers on the driver (as the
-staged runtime does; driver-side collections through their ``live_supplier()``), waits for free slots and runs
+staged runtime does; driver-side collections through their ``live_supplier()``; ``Context.unbounded`` True
+when the DAG has a stream source), waits for free slots and runs
 the one barrier stage ``sc.parallelize(range(T), T).barrier().mapPartitions`` whose tasks run
 :class:`~dag.runtime.pipelined.worker.Worker`. The job's :class:`~dag.runtime.jobchannel.JobChannel` (per-job
 secret; failures as JSON records, the driver-side collection topics) also serves:
@@ -15,7 +16,9 @@ secret; failures as JSON records, the driver-side collection topics) also serves
 
 A task that fails reports the failure record on the channel (``failures.encode_failure``) and raises; the
 job's failure hook sets the stop flag and cancels the Spark job group, and ``Job`` turns the record into the
-``JobFailedError`` (never from error text).
+``JobFailedError`` (never from error text). A task whose Python worker dies reports nothing: its peers see
+their links to it end and report that, naming its processors (``runner.py``); when no record arrives within
+:data:`PEER_REPORT_WAIT`, the error names the processors of the task Spark says failed.
 
 With ``processing_guarantee`` other than NONE, :class:`~dag.runtime.pipelined.restarts.SnapshotRun` takes over
 ``run()``: snapshots every ``snapshot_interval_ms`` and the restart loop (``restarts.py``); without, the loop of
@@ -24,8 +27,10 @@ With ``processing_guarantee`` other than NONE, :class:`~dag.runtime.pipelined.re
 (``attempt``), and those of an earlier execution are ignored.
 
 A watchdog thread escalates: :data:`STOP_GRACE` seconds after a stop was requested it cancels the Spark job
-group, so a task stuck in user code cannot hold the job. ``run()`` returns only when the stage ended, that is
-when every task released its slot.
+group, so a task stuck in user code cannot hold the job. It also fails the execution when a task that polled
+(or sent its link address) stays silent for :data:`TASK_SILENCE_SECONDS` (a frozen worker: Spark sees nothing wrong), with a record naming
+the task's processors, marked restartable. ``run()`` returns only when the stage ended, that is when every
+task released its slot.
 
 Hooks for restart (issue 12): ``run()`` is one attempt; a restarting coordinator calls ``_run_stage`` again with
 the same channel after a failure it deems restartable.
@@ -35,9 +40,11 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 from typing import Any
 
 from dag.errors import JobFailedError
+from dag.runtime.failures import failed_task_index, summarize_spark_error
 from dag.planner.model import VertexKind
 from dag.runtime.build import PlanRun
 from dag.runtime.pipelined.layout import Layout, make_layout
@@ -45,13 +52,20 @@ from dag.config import ProcessingGuarantee
 from dag.runtime.pipelined.restarts import SnapshotRun
 from dag.runtime.pipelined.suspension import Suspension
 from dag.runtime.pipelined.worker import ADDRESS_TOPIC, EXCHANGE_WAIT, Worker, WorkerSpec
+from processors.stream_sources import is_stream_source
 
-__all__ = ["PipelinedRun", "StageFunction", "SLOT_WAIT_SECONDS", "STOP_GRACE", "free_slots", "task_count", "wait_for_slots"]
+__all__ = ["PipelinedRun", "StageFunction", "SLOT_WAIT_SECONDS", "STOP_GRACE", "PEER_REPORT_WAIT",
+           "TASK_SILENCE_SECONDS", "free_slots", "task_count", "wait_for_slots"]
 
 SLOT_WAIT_SECONDS = 30.0
 """How long ``new_job`` waits for enough free Spark slots before refusing a pipelined job."""
 STOP_GRACE = 5.0
 """Seconds the tasks have to stop by themselves before the coordinator cancels the Spark job group."""
+TASK_SILENCE_SECONDS = 10.0
+"""A running task that polls every ``worker.POLL_SECONDS`` and has not for this long is lost."""
+PEER_REPORT_WAIT = 2.0
+"""Seconds a stage failure without a failure record waits for one (a peer of a lost task reports the lost
+link) before the failure is reported against the lost task's processors from Spark's error."""
 
 
 def task_count(total_slots: int, members: int) -> int:
@@ -114,6 +128,8 @@ class PipelinedRun:
         self.channel = channel
         self.attempt = 0  # execution number, raised by each restart
         self.task_metrics: dict[int, dict] = {}
+        self.last_seen: dict[int, float] = {}  # task -> when its last status poll arrived (this execution)
+        self.tasks_done: set[int] = set()
         self.stop_requested = stop
         self.stage_done = threading.Event()
         self._addresses: dict[int, dict[int, list]] = {}  # execution -> task -> its link address
@@ -122,9 +138,11 @@ class PipelinedRun:
         if job.config.processing_guarantee is not ProcessingGuarantee.NONE:
             self.snapshotting = SnapshotRun(self, engine, job, self.layout)
         self.suspension: Suspension = self.snapshotting or Suspension(self, job)  # job.suspend(), resume(), restart()
+        self.unbounded = any(is_stream_source(v.meta_supplier) for v in dag.vertices)
         self._staged = PlanRun(self.sc, dag, plan, job_id=job.id, job_name=job.name,
                                guarantee=job.config.processing_guarantee, accumulator=None,
-                               collections=engine._collections, describe=lambda what: None)  # noqa: SLF001
+                               collections=engine._collections, describe=lambda what: None,  # noqa: SLF001
+                               unbounded=self.unbounded)
 
     @staticmethod
     def layout_for(engine: Any, dag: Any) -> tuple[Any, Layout]:
@@ -147,6 +165,8 @@ class PipelinedRun:
         if self._stale(body):
             return {"stop": True}
         self.task_metrics[body["task"]] = body["metrics"]
+        if body["task"] not in self.tasks_done:
+            self.last_seen[body["task"]] = time.monotonic()
         reply = {"stop": self.stop_requested.is_set()}
         if self.snapshotting is not None:
             if "startup" in body:
@@ -161,6 +181,7 @@ class PipelinedRun:
                 return {"addresses": None, "stop": True}
             known = self._addresses.setdefault(attempt, {})
             known[body["task"]] = body["address"]
+            self.last_seen[body["task"]] = time.monotonic()  # its status polls start after this exchange
             self._addressed.notify_all()
             self._addressed.wait_for(lambda: len(known) == tasks or self.stop_requested.is_set()
                                      or attempt != self.attempt, timeout=EXCHANGE_WAIT)
@@ -176,6 +197,8 @@ class PipelinedRun:
         self.task_metrics[body["task"]] = body["metrics"]
         if self.snapshotting is not None and "startup" in body:
             self.snapshotting.task_started(body)
+        self.tasks_done.add(body["task"])
+        self.last_seen.pop(body["task"], None)
         if self.snapshotting is not None and not self.stop_requested.is_set():
             self.snapshotting.coordinator.finished(self.layout.processors_of(body["task"]))
 
@@ -212,6 +235,43 @@ class PipelinedRun:
         else:
             self.suspension.run_executions()
 
+    def _lost_task(self, error: BaseException) -> JobFailedError | None:
+        """The error naming the processors of the task whose loss failed the stage (a dead Python worker),
+        when no task reported a failure record within :data:`PEER_REPORT_WAIT` seconds (a surviving peer
+        normally reports the lost link first); None when a record explains the failure or the job was
+        cancelled."""
+        if self.job._cancelled or self.channel.failure_record(None, wait=PEER_REPORT_WAIT) is not None:  # noqa: SLF001
+            return None
+        t = failed_task_index(error)
+        if t is None or not 0 <= t < self.layout.tasks or not self.layout.processors_of(t):
+            return None
+        spark = summarize_spark_error(error, self.job.name)
+        vertex, g, names = self._task_processors(t)
+        message = f"task {t} (running {names}) was lost: {spark.exc_message}"
+        return JobFailedError(f"Job '{self.job.name}' failed: {message}", job_name=self.job.name, vertex=vertex,
+                              processor_index=g, exc_type=spark.exc_type, exc_message=message)
+
+    def _task_processors(self, t: int) -> tuple[str, int, str]:
+        """Task ``t``'s first processor (vertex, index) and the names of all it runs (``"map#1, sink#1"``)."""
+        ran = self.layout.processors_of(t)
+        return ran[0][0], ran[0][1], ", ".join(f"{v}#{g}" for v, g in ran)
+
+    def _check_silent_tasks(self) -> None:
+        """A task that polled (or sent its link address) before and has been silent for :data:`TASK_SILENCE_SECONDS` is lost (a frozen
+        worker or an unreachable machine, which Spark may not notice for minutes): store a failure record
+        naming its processors, as an infrastructure failure; the job's failure hook stops the stage."""
+        now = time.monotonic()
+        for t, seen in list(self.last_seen.items()):
+            if now - seen > TASK_SILENCE_SECONDS and self.layout.processors_of(t):
+                self.last_seen.clear()
+                vertex, g, names = self._task_processors(t)
+                message = (f"task {t} (running {names}) has not reported for {now - seen:.0f} s: its Python worker "
+                           "is frozen or its machine unreachable")
+                self.channel.store_failure({
+                    "id": uuid.uuid4().hex, "vertex": vertex, "processor_index": g, "exc_type": "TaskLostError",
+                    "exc_message": message, "user_traceback": "", "restartable": True})
+                return
+
     def _worker_spec(self) -> WorkerSpec:
         from dag.runtime.logforward import driver_level
 
@@ -228,7 +288,7 @@ class PipelinedRun:
             host="127.0.0.1" if self.engine._local else None,  # noqa: SLF001
             layout=self.layout, suppliers=suppliers, guarantee=self.job.config.processing_guarantee,
             max_watermark_retain_ms=_retain(self.job.config.max_watermark_retain_ms), attempt=self.attempt,
-            log_levels=levels)
+            log_levels=levels, unbounded=self.unbounded)
 
     def _wait_for_slots(self) -> None:
         wait_for_slots(self.sc, self.layout.tasks, self.job.name, self.stop_requested)
@@ -237,6 +297,7 @@ class PipelinedRun:
         """Run the barrier stage to its end; every task's result (``{"task": t}``, plus ``"failure"``: the id of
         the restartable failure that ended it, see ``worker.py``)."""
         tasks = self.layout.tasks
+        self.last_seen, self.tasks_done = {}, set()
         watchdog = threading.Thread(target=self._watchdog, name=f"jetspark-watchdog-{self.job.id}", daemon=True)
         watchdog.start()
         try:
@@ -253,6 +314,7 @@ class PipelinedRun:
                 if not self.stage_done.wait(STOP_GRACE):
                     self.sc.cancelJobGroup(self.job.group_id)
                 return
+            self._check_silent_tasks()
 
     def close(self, error: BaseException | None) -> None:
         """Close the meta suppliers (always; the job closes its channel); delete the job's snapshots."""

@@ -14,7 +14,9 @@ no task runs (and may fail and close its links) while a peer still connects. Tas
 - a reader thread per accepted connection puts each entry into the destination queue, waiting while that
   queue is full (so TCP's flow control stops the writer: back-pressure across tasks);
 - the first frame says who connects (JSON ``{"task": t}``), the last one is ``"BYE"``: a connection that
-  ends before its ``BYE`` while the job runs means the peer task died, and the job fails.
+  ends before its ``BYE`` while the job runs means the peer task died (or the network between them failed),
+  and ``on_error(peer, text)`` reports it (a writer whose send fails, likewise); the task then fails naming
+  the peer's processors (``runner.py``).
 """
 
 from __future__ import annotations
@@ -38,8 +40,8 @@ _log = logging.getLogger("jetspark.pipelined")
 
 
 class _Writer:
-    def __init__(self, peer: int, conn: FrameSocket, on_error: Callable[[str], None]):
-        self.peer, self.conn, self.on_error = peer, conn, on_error
+    def __init__(self, t: int, peer: int, conn: FrameSocket, on_error: Callable[[int, str], None]):
+        self.t, self.peer, self.conn, self.on_error = t, peer, conn, on_error
         self.pending: deque = deque()
         self.ready = threading.Condition()
         self.waiting = False   # set under the lock by the writer before it waits (no lost wake-up)
@@ -74,7 +76,8 @@ class _Writer:
                 self.conn.send(frame)
         except OSError as exc:
             if not self.closing:
-                self.on_error(f"the link to task {self.peer} broke: {exc}")
+                self.on_error(self.peer, f"cannot be reached: the link from task {self.t} broke while sending "
+                                         f"({exc})")
 
     def finish(self) -> None:
         with self.ready:
@@ -86,12 +89,12 @@ class Links:
     """The links of task ``t`` (see the module docstring).
 
     ``peers`` is the number of other tasks (connections to accept); ``queue_for(key)`` gives the local queue a
-    remote entry goes to; ``on_error(text)`` reports a broken link; ``stopped()`` tells readers to stop waiting
-    for room.
+    remote entry goes to; ``on_error(peer, text)`` reports a broken link (``peer`` -1 when the connection broke
+    before it said who it is); ``stopped()`` tells readers to stop waiting for room.
     """
 
     def __init__(self, t: int, secret: bytes, host: str, peers: int, queue_for: Callable[[Any], Any],
-                 on_error: Callable[[str], None], stopped: Callable[[], bool]):
+                 on_error: Callable[[int, str], None], stopped: Callable[[], bool]):
         self.t, self.secret, self.peers = t, secret, peers
         self.queue_for, self.on_error, self.stopped = queue_for, on_error, stopped
         self.server = socket.create_server((host, 0))
@@ -118,7 +121,7 @@ class Links:
             with self._lock:
                 self.conns.append(conn)
             conn.send({"task": self.t}, as_json=True)
-            writer = _Writer(u, conn, self.on_error)
+            writer = _Writer(self.t, u, conn, self.on_error)
             self.writers[u] = writer
             writer.thread.start()
         deadline = time.monotonic() + timeout
@@ -183,8 +186,7 @@ class Links:
                         time.sleep(0.0002)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             if not self.closed and not self.stopped():
-                self.on_error(f"task {peer if peer >= 0 else '?'} disappeared (its link to task {self.t} broke: "
-                              f"{exc})")
+                self.on_error(peer, f"disappeared: its link to task {self.t} ended before its goodbye ({exc})")
 
     # ------------------------------------------------------------------ shutdown
     def finish(self, timeout: float = 10.0) -> None:

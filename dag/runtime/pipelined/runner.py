@@ -10,7 +10,8 @@ the back-pressure. When the tasklet is done the runner sends ``DONE`` to every c
 :class:`TaskRunners` builds the runners of task ``t`` and runs them: the cooperative ones round-robin in the
 task's thread, backing off (up to :data:`MAX_IDLE_WAIT`) on a wake-up event when a round made no progress;
 each non-cooperative one in a thread of its own. The first exception stops everything (``stop``); its origin
-(vertex, processor index) is kept for the report to the driver.
+(vertex, processor index) is kept for the report to the driver. A broken link to another task fails the task
+naming the processors of that task (the first one as the origin) as an infrastructure failure.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import threading
 from collections import deque
 from typing import Any, Callable
 
-from dag.runtime.failures import mark_origin
+from dag.runtime.failures import mark_infrastructure, mark_origin
 from dag.runtime.metrics import EMITTED, LAST_FORWARDED_WM, RECEIVED
 from dag.runtime.pipelined.links import Links
 from dag.runtime.pipelined.queues import DONE, InboundEdge, Queue
@@ -207,7 +208,7 @@ class TaskRunners:
         lp, members = vertex.local_parallelism, self.layout.members
         common = dict(vertex_name=vertex.name, job_id=self.spec.job_id, total_parallelism=lp * members,
                       local_parallelism=lp, member_index=g // lp, member_count=members,
-                      processing_guarantee=self.spec.guarantee, driver=driver)
+                      processing_guarantee=self.spec.guarantee, driver=driver, unbounded=self.spec.unbounded)
         return Context(**common), Context(global_processor_index=g, local_processor_index=g % lp, **common)
 
     def _member_processors(self, vertex: Any, g: int, cache: dict, mine: list) -> dict:
@@ -344,9 +345,19 @@ class TaskRunners:
                 idle += 1
                 wake.wait(min(MAX_IDLE_WAIT, 1e-5 * (1 << min(idle, 10))))
 
-    def _link_error(self, text: str) -> None:
+    def _link_error(self, peer: int, text: str) -> None:
+        """A link to task ``peer`` broke: the task fails naming the peer's processors (its first one as the
+        origin), as an infrastructure failure (restartable when the job takes snapshots)."""
         if self.failure is None and not self.stop.is_set():
-            self.failure = ConnectionError(text)
+            if peer < 0:
+                self.failure = ConnectionError(f"a task of the job {text}")
+            else:
+                ran = self.layout.processors_of(peer)
+                names = ", ".join(f"{v}#{g}" for v, g in ran) or "no processor"
+                self.failure = ConnectionError(f"task {peer} (running {names}) {text}")
+                if ran:
+                    mark_origin(self.failure, *ran[0])
+            mark_infrastructure(self.failure)
         self.stop.set()
         self.wake.set()
 

@@ -120,8 +120,12 @@ class Suspension:
             run._wait_for_slots()  # noqa: SLF001
             try:
                 run._run_stage(spec)  # noqa: SLF001
-            except BaseException:
+            except BaseException as exc:
                 if not self.stopped_for_suspension():
+                    # a Python worker died and no task reported it: the error names the processors it ran
+                    lost = run._lost_task(exc) if isinstance(exc, Exception) else None  # noqa: SLF001
+                    if lost is not None:
+                        raise lost from exc
                     raise
             if not self.stopped_for_suspension() or self._suspended() is CANCELLED:
                 return

@@ -62,6 +62,7 @@ class WorkerSpec:
     snapshots: Any = None                  # SnapshotSpec when the job takes snapshots
     attempt: int = 0                       # execution number: the driver ignores tasks of older executions
     log_levels: dict[str, list[int]] | None = None   # vertex -> the driver's level per processor (logforward)
+    unbounded: bool = False                # the DAG has a stream source (Context.unbounded)
 
 
 class Worker:
