@@ -1,12 +1,13 @@
 """Fault tolerance of PIPELINED jobs: a soak run of kill-and-restart rounds, the cost of snapshots, recovery time.
 
-    .venv/bin/python bench/bench_fault_tolerance.py soak [--rounds 100] [--per-job 10] [--kill-every 4]
+    .venv/bin/python bench/bench_fault_tolerance.py soak [--rounds 100] [--per-job 10] [--kill-every 4] [--members 1,2]
     .venv/bin/python bench/bench_fault_tolerance.py cost [--items 400000] [--repeat 3]
     .venv/bin/python bench/bench_fault_tolerance.py recovery [--faults 5] [--kind error|kill]
 
 - ``soak``: EXACTLY_ONCE jobs over the tutorial's fault-tolerant sequence source; each job injects ``--per-job``
   faults at random items (a ``RestartableError``, every ``--kill-every``-th one a killed Python worker) until
   ``--rounds`` faults ran; prints every job's lost and duplicated item counts and the totals (must be 0 / 0).
+  ``--members 1,2`` runs the jobs on one and two members in turn (two engines sharing the session).
 - ``cost``: the same job with snapshots every 1 s (EXACTLY_ONCE) and without (NONE), interleaved; prints
   items/s of each and the ratio (floor in the issue: snapshots cost at most 10%).
 - ``recovery``: time from a failure (the moment a processor raises) to processing resumed (the first item the failing
@@ -103,8 +104,11 @@ def config(guarantee: ProcessingGuarantee, interval_ms: int = 1000, max_restarts
 
 def soak(engine: Engine, args: argparse.Namespace) -> None:
     rng = random.Random(args.seed)
+    engines = [engine if m == engine.members else Engine(EngineConfig(members=m), spark=engine.spark)
+               for m in map(int, args.members.split(","))]
     done = total_lost = total_dup = jobs = 0
     while done < args.rounds:
+        engine = engines[jobs % len(engines)]
         n = min(args.per_job, args.rounds - done)
         count = 20_000
         picks = sorted(rng.sample(range(500, count), n))
@@ -119,7 +123,7 @@ def soak(engine: Engine, args: argparse.Namespace) -> None:
         total_lost, total_dup = total_lost + lost, total_dup + dup
         done += n
         jobs += 1
-        print(f"job {jobs}: {n} faults ({list(points.values()).count('kill')} killed workers), "
+        print(f"job {jobs} ({engine.members} member(s)): {n} faults ({list(points.values()).count('kill')} killed workers), "
               f"restarts {job.metrics().restarts}, lost {lost}, duplicated {dup}", flush=True)
     print(f"soak: {done} kill-and-restart rounds in {jobs} jobs: lost {total_lost}, duplicated {total_dup}")
 
@@ -194,6 +198,7 @@ def main() -> None:
     parser.add_argument("--kind", choices=["error", "kill"], default="error",
                         help="recovery: raise RestartableError (default) or kill the Python worker")
     parser.add_argument("--seed", type=int, default=12)
+    parser.add_argument("--members", default="1", help="soak: members of the jobs' engines in turn, e.g. 1,2")
     args = parser.parse_args()
     print("load average at start: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()), flush=True)
     with Engine(EngineConfig(master="local[2]", spark_conf={"spark.ui.enabled": "false"})) as engine:

@@ -145,7 +145,8 @@ class _SameEverywhere(ProcessorMetaSupplier):
 
 
 class _ExpectNothingP(Processor):
-    """Stands in for a total-parallelism-one processor on the other members; fails if it receives input."""
+    """Stands in for a total-parallelism-one processor on the other members; fails if it receives input, ignores
+    restored state (as Jet's does)."""
 
     def __init__(self, vertex_name: str | None, member_index: int):
         self.vertex_name = vertex_name
@@ -158,6 +159,10 @@ class _ExpectNothingP(Processor):
             f"ordinal {ordinal}; route its inbound edges there with all_to_one() plus distribute_to("
             f"{self.member_index}) or a distributed partitioned edge"
         )
+
+    def restore_from_snapshot(self, inbox: Any) -> None:
+        """Drop restored entries: the real processor's broadcast state reaches every processor of the vertex."""
+        inbox.clear()
 
 
 class _ExpectNothingSupplier(ProcessorSupplier):

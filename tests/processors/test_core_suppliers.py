@@ -56,6 +56,15 @@ def test_force_total_parallelism_one_real_processor_only_on_member_zero():
         other.process(0, Inbox([1]))
 
 
+def test_force_total_parallelism_one_when_restored_then_stand_in_drops_the_broadcast_state():
+    pms = ProcessorMetaSupplier.force_total_parallelism_one(lambda: P("real"))
+    pms.init(Context(vertex_name="src", local_parallelism=1, total_parallelism=2))
+    stand_in = pms.get([0, 1])(1).get(1)[0]
+    restored = Inbox([("offset", 10)])  # the real processor's broadcast state reaches every processor (Jet too)
+    stand_in.restore_from_snapshot(restored)
+    assert restored.is_empty() and stand_in.finish_snapshot_restore()
+
+
 def test_force_total_parallelism_one_when_local_parallelism_not_one_then_error_names_vertex():
     pms = ProcessorMetaSupplier.force_total_parallelism_one(P)
     with pytest.raises(DagValidationError, match="Local parallelism of 2 .*vertex 'src'.*must be 1"):

@@ -197,12 +197,9 @@ class Links:
         for writer in self.writers.values():
             writer.thread.join(max(0.0, deadline - time.monotonic()))
 
-    def wait_byes(self, peers: int, timeout: float) -> bool:
-        """Wait until ``peers`` peers said BYE (they sent everything) or ``stopped()``; bounded."""
-        deadline = time.monotonic() + timeout
-        while len(self.byes) < peers and not self.stopped() and time.monotonic() < deadline:
-            time.sleep(0.002)
-        return len(self.byes) >= peers
+    def all_said_bye(self) -> bool:
+        """Every peer said BYE: it sent everything it had for this task."""
+        return len(self.byes) >= len(self.writers)
 
     def close(self) -> None:
         """Close the server and every connection; join the threads (bounded)."""

@@ -9,7 +9,10 @@ the back-pressure. When the tasklet is done the runner sends ``DONE`` to every c
 
 :class:`TaskRunners` builds the runners of task ``t`` and runs them: the cooperative ones round-robin in the
 task's thread, backing off (up to :data:`MAX_IDLE_WAIT`) on a wake-up event when a round made no progress;
-each non-cooperative one in a thread of its own. The first exception stops everything (``stop``); its origin
+each non-cooperative one in a thread of its own. Once every processor finished, the task sends ``BYE`` on its
+links and keeps serving its finished processors' snapshot requests and phase-2 calls until every peer said
+``BYE`` (a task whose processors end early, e.g. a member's stand-ins for a total-parallelism-one source, must
+not hold up the snapshots of the others). The first exception stops everything (``stop``); its origin
 (vertex, processor index) is kept for the report to the driver. A broken link to another task fails the task
 naming the processors of that task (the first one as the origin) as an infrastructure failure.
 """
@@ -93,7 +96,9 @@ class ProcessorRunner:
         while control:
             message = control.popleft()
             if message[0] == "finish":
-                snapshots.add_finish(message[1], message[2])
+                if not self.skip:  # restored as completed it prepared nothing; a queued
+                    # phase 2 would never run and keep the task from ending
+                    snapshots.add_finish(message[1], message[2])
             elif self.finished or self.tasklet.is_done or self.skip:
                 self.on_snapshot(self.vertex, self.g, message[1], None)
             else:
@@ -303,13 +308,14 @@ class TaskRunners:
         links = self.links
         if not self.stop.is_set() and links is not None:
             links.finish()
-            links.wait_byes(len(links.writers), timeout=float("inf"))
+            # until the peers sent everything, finished processors still answer snapshots and phase 2
+            self._guarded(self.runners, until=links.all_said_bye)
         if self.failure is not None:
             raise self.failure
 
-    def _guarded(self, runners: list[ProcessorRunner]) -> None:
+    def _guarded(self, runners: list[ProcessorRunner], until: Callable[[], bool] | None = None) -> None:
         try:
-            self._schedule(runners)
+            self._schedule(runners, until)
         except BaseException as exc:  # noqa: BLE001 - the first failure stops the task
             if self.failure is None:
                 self.failure = exc
@@ -317,7 +323,8 @@ class TaskRunners:
             self.stop.set()
             self.wake.set()
 
-    def _schedule(self, runners: list[ProcessorRunner]) -> None:
+    def _schedule(self, runners: list[ProcessorRunner], until: Callable[[], bool] | None = None) -> None:
+        """Round-robin ``runners`` until each finished (and has no pending control), then until ``until()``."""
         stop, wake = self.stop, self.wake
         idle = 0
         solo = len(runners) == 1 and not runners[0].cooperative
@@ -336,7 +343,10 @@ class TaskRunners:
                     mark_origin(exc, r.vertex, r.g)
                     raise
             if not active:
-                return
+                if until is None or until():
+                    return
+                wake.wait(MAX_IDLE_WAIT)
+                continue
             if progress:
                 idle = 0
             elif solo:

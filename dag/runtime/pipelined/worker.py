@@ -15,7 +15,8 @@ In task ``t`` the worker
 4. talks to the job's channel over two authenticated connections: its own ``control`` client (a status poll
    every :data:`POLL_SECONDS` with live metrics, whose reply says whether to stop; the final metrics) and the
    process's cached job client (``context.driver`` of its processors; failure records, ``encode_failure``);
-5. when its processors are done it sends ``BYE`` on every link, waits for its peers' ``BYE`` and cleans up:
+5. when its processors are done it sends ``BYE`` on every link, waits for its peers' ``BYE`` (answering
+   snapshot requests for its finished processors meanwhile) and cleans up:
    suppliers and processors closed, threads joined, sockets closed, whatever way the task ends.
 """
 
