@@ -20,6 +20,10 @@
 - **sink**: ``write_file_p(OUTPUT_DIR)``, as in the manual: in a stream job it appends the lines to
   ``OUTPUT_DIR/<processor index>`` as they come, flushed when its inbox drains (the manual's "endless stream
   of data accumulating on the disk"); the files of an earlier run are replaced when the job starts.
+  ``build_dag(..., exactly_once=True)`` (``--exactly-once``) makes it ``write_file_p(..., exactly_once=True)``
+  for a job run with :func:`exactly_once_config` (``EXACTLY_ONCE``, a snapshot every 200 ms): the lines are
+  published per snapshot (two-phase commit), and the job survives failures (a restart replays the map's journal
+  from the saved positions, the windows restore their frames) without losing or doubling a window line.
 
 A window is emitted once the watermark (highest trade timestamp - 3 s) passes its end, so results trail the
 trades by about 3 s. Run it::
@@ -141,8 +145,11 @@ def format_window(time_format: TimeFormatter, tse) -> str:
 
 # ------------------------------------------------------------------------------------------------ the DAG
 def build_dag(output_dir: str | os.PathLike = OUTPUT_DIR, *, window_ms: int = WINDOW_MS,
-              slide_ms: int = SLIDE_MS, map_name: str = TRADES_MAP) -> DAG:
-    """The manual's DAG (see the module docstring)."""
+              slide_ms: int = SLIDE_MS, map_name: str = TRADES_MAP, exactly_once: bool = False,
+              line_fn=None) -> DAG:
+    """The manual's DAG (see the module docstring). ``exactly_once``: the two-phase-commit file sink (run the job
+    with :func:`exactly_once_config`); ``line_fn(line) -> line``: applied to every output line in format-output
+    (a test injects failures there)."""
     win_policy = sliding_win_policy(window_ms, slide_ms)
     dag = DAG()
     trade_source = dag.new_vertex("trade-source", stream_map_p(
@@ -152,21 +159,31 @@ def build_dag(output_dir: str | os.PathLike = OUTPUT_DIR, *, window_ms: int = WI
     sliding_stage1 = dag.new_vertex("sliding-stage-1", accumulate_by_frame_p(
         trade_ticker, trade_timestamp, TimestampKind.EVENT, win_policy, counting()))
     sliding_stage2 = dag.new_vertex("sliding-stage-2", combine_to_sliding_window_p(win_policy, counting()))
+    format_fn = format_window if line_fn is None else lambda fmt, tse: line_fn(format_window(fmt, tse))
     format_output = dag.new_vertex("format-output", map_using_context_p(
-        ContextFactory.with_create_fn(TimeFormatter), format_window))
-    sink = dag.new_vertex("sink", write_file_p(output_dir))
+        ContextFactory.with_create_fn(TimeFormatter), format_fn))
+    sink = dag.new_vertex("sink", write_file_p(output_dir, exactly_once=exactly_once))
     return (dag.edge(between(trade_source, sliding_stage1).partitioned(trade_ticker))
             .edge(between(sliding_stage1, sliding_stage2).partitioned(entry_key).distributed())
             .edge(between(sliding_stage2, format_output))
             .edge(between(format_output, sink)))
 
 
+def exactly_once_config():
+    """``EXACTLY_ONCE`` with a snapshot every 200 ms (for ``build_dag(..., exactly_once=True)``)."""
+    from dag import JobConfig, ProcessingGuarantee
+
+    return JobConfig(name="trade-monitor", processing_guarantee=ProcessingGuarantee.EXACTLY_ONCE,
+                     snapshot_interval_ms=200)
+
+
 def read_output(output_dir: str | os.PathLike) -> list[str]:
-    """Every line the sink wrote so far (all processors' files)."""
+    """Every line the sink wrote (published) so far, all processors' files (hidden ones are staged, not yet
+    published)."""
     directory = Path(output_dir)
     if not directory.is_dir():
         return []
-    return [line for f in sorted(directory.iterdir()) if f.is_file()
+    return [line for f in sorted(directory.iterdir()) if f.is_file() and not f.name.startswith(".")
             for line in f.read_text(encoding="utf-8").splitlines()]
 
 
@@ -191,9 +208,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--tickers", type=int, default=len(TICKERS), help="how many tickers trade (default 20)")
     parser.add_argument("--window-ms", type=int, default=WINDOW_MS)
     parser.add_argument("--slide-ms", type=int, default=SLIDE_MS)
+    parser.add_argument("--exactly-once", action="store_true", help="EXACTLY_ONCE, two-phase-commit file sink")
     args = parser.parse_args(argv)
     with Engine() as engine:
-        job_ = engine.new_job(build_dag(args.output, window_ms=args.window_ms, slide_ms=args.slide_ms))
+        dag = build_dag(args.output, window_ms=args.window_ms, slide_ms=args.slide_ms, exactly_once=args.exactly_once)
+        job_ = engine.new_job(dag, exactly_once_config() if args.exactly_once else None)
         try:
             with TradeGenerator(engine.get_map(TRADES_MAP), args.rate, TICKERS[:args.tickers]) as gen:
                 deadline = time.monotonic() + args.seconds

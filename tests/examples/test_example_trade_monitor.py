@@ -1,8 +1,11 @@
-"""examples/trade_monitor.py (manual 8.2.2): the DAG's shape, and a short real run on the pipelined runtime whose
-window lines are checked against the trades the generator actually made."""
+"""examples/trade_monitor.py (manual 8.2.2): the DAG's shape, a short real run on the pipelined runtime whose
+window lines are checked against the trades the generator actually made, and EXACTLY_ONCE runs on one and two
+members that survive a RestartableError and a killed Python worker with every window line published once."""
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 import threading
 import time
@@ -16,7 +19,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parents[2] / "examples")]
 
 import trade_monitor as tm  # noqa: E402
 
-from dag import CancellationError  # noqa: E402
+from dag import CancellationError, RestartableError  # noqa: E402
 from edges import RoutingPolicy  # noqa: E402
 from processors.stream_sources import is_stream_source  # noqa: E402
 
@@ -97,3 +100,79 @@ def test_trade_monitor_when_run_then_window_counts_match_the_generated_trades(en
     assert wrong == []
     assert sum(n for _, _, n in lines) >= len(generator.generated)  # each trade counted in about 10 windows
     assert not [t for t in threading.enumerate() if t.name == "trade-generator"]
+
+
+class Faults:
+    """``line -> line`` in format-output: once output was published, raises a ``RestartableError`` (once); once
+    more output was published after that, kills its Python worker (once). Marker files decide across processes."""
+
+    def __init__(self, markers: Path, output: Path):
+        self.markers, self.output = markers, output
+
+    def _published_after(self, since: float) -> bool:
+        return self.output.is_dir() and any(
+            f.is_file() and not f.name.startswith(".") and f.stat().st_mtime > since for f in self.output.iterdir())
+
+    def _first(self, name: str) -> bool:
+        try:
+            os.close(os.open(self.markers / name, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            return False
+        return True
+
+    def __call__(self, line: str) -> str:
+        error = self.markers / "error"
+        if not error.exists():
+            if self._published_after(0.0) and self._first("error"):
+                raise RestartableError(f"injected before {line!r}")
+        elif not (self.markers / "kill").exists() and self._published_after(error.stat().st_mtime):
+            if self._first("kill"):
+                os.kill(os.getpid(), signal.SIGKILL)
+        return line
+
+
+@pytest.fixture(params=[1, 2], ids=["members1", "members2"])
+def engine_with_members(request, engine):
+    """The shared engine (one member) or an engine with two members on the same session."""
+    from dag import Engine, EngineConfig
+
+    return engine if request.param == 1 else Engine(EngineConfig(members=2), spark=engine.spark)
+
+
+@pytest.mark.spark
+def test_trade_monitor_when_error_and_killed_worker_injected_then_every_window_line_exactly_once(
+        engine_with_members, tmp_path) -> None:
+    map_name = f"trades-{uuid.uuid4().hex}"
+    out, markers = tmp_path / "out", tmp_path / "markers"
+    markers.mkdir()
+    engine = engine_with_members
+    dag = tm.build_dag(out, map_name=map_name, exactly_once=True, line_fn=Faults(markers, out))
+    job = engine.new_job(dag, tm.exactly_once_config())
+    generator = tm.TradeGenerator(engine.get_map(map_name), rate=200, tickers=("AAPL", "GOOG", "MSFT"), seed=11)
+    try:
+        generator.start()
+        wait_for(lambda: (markers / "kill").exists() and job.metrics().restarts == 2, 240, "both faults and restarts")
+        time.sleep(1.0)  # trades after the second restart
+        generator.stop()
+        top = max(ts for _, ts, _, _ in generator.generated)
+        expected = expected_windows(generator.generated, tm.WINDOW_MS, tm.SLIDE_MS)
+        fmt = tm.TimeFormatter()
+        by_line_key = {(fmt(end), ticker): count for (end, ticker), count in expected.items()}
+        must_have = {(fmt(end), t) for (end, t) in expected if end <= top - tm.LAG_MS - tm.SLIDE_MS}
+
+        def emitted() -> list[tuple[str, str, int]]:
+            return [(w[0], w[1], int(w[2])) for w in map(str.split, tm.read_output(out))]
+
+        assert must_have
+        # the idle source forwards its top watermark; the windows before it are published with a snapshot
+        wait_for(lambda: must_have <= {(t, k) for t, k, _ in emitted()}, 90, "the windows before the watermark")
+    finally:
+        generator.stop()
+        job.cancel()
+    with pytest.raises(CancellationError):
+        job.join(timeout=60)
+    lines = emitted()
+    assert len(lines) == len({(t, k) for t, k, _ in lines}), "a window line was published twice"
+    wrong = [(t, k, n, by_line_key.get((t, k))) for t, k, n in lines if by_line_key.get((t, k)) != n]
+    assert wrong == []  # no trade lost or counted twice in any published window
+    assert job.metrics().restarts == 2
