@@ -123,7 +123,8 @@ def soak(engine: Engine, args: argparse.Namespace) -> None:
         total_lost, total_dup = total_lost + lost, total_dup + dup
         done += n
         jobs += 1
-        print(f"job {jobs} ({engine.members} member(s)): {n} faults ({list(points.values()).count('kill')} killed workers), "
+        print(f"job {jobs} ({engine.members} member(s)): {n} faults "
+              f"({list(points.values()).count('kill')} killed workers), "
               f"restarts {job.metrics().restarts}, lost {lost}, duplicated {dup}", flush=True)
     print(f"soak: {done} kill-and-restart rounds in {jobs} jobs: lost {total_lost}, duplicated {total_dup}")
 

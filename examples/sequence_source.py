@@ -181,7 +181,8 @@ def main(argv: list[str]) -> int:
         (Path(args.output) / marker).unlink(missing_ok=True)
     with Engine() as engine:
         try:
-            engine.new_job(build_dag(args.output, args.count, args.fail_after, args.kill_after, args.rate), job_config(args.snapshot_ms)).join()
+            dag = build_dag(args.output, args.count, args.fail_after, args.kill_after, args.rate)
+            engine.new_job(dag, job_config(args.snapshot_ms)).join()
         except JobFailedError as exc:
             print(f"the job failed: {exc}")
             return 1
