@@ -151,7 +151,11 @@ def test_trade_monitor_when_error_and_killed_worker_injected_then_every_window_l
     generator = tm.TradeGenerator(engine.get_map(map_name), rate=200, tickers=("AAPL", "GOOG", "MSFT"), seed=11)
     try:
         generator.start()
-        wait_for(lambda: (markers / "kill").exists() and job.metrics().restarts == 2, 240, "both faults and restarts")
+        def restarted_twice() -> bool:
+            assert not job.status.is_terminal, f"the job ended: {job.status}"
+            return (markers / "kill").exists() and job.metrics().restarts == 2
+
+        wait_for(restarted_twice, 240, "both faults and restarts")
         time.sleep(1.0)  # trades after the second restart
         generator.stop()
         top = max(ts for _, ts, _, _ in generator.generated)

@@ -72,14 +72,33 @@ def _once(marker: Path) -> bool:
 
 
 class FailAt(AbstractProcessor):
-    """Passes items on; at each item in ``points`` raises ``error`` once (``kill``: kills its Python worker)."""
+    """Passes items on; at each item in ``points`` raises ``error`` once (``kill``: kills its Python worker).
+    ``after_commit``: once a snapshot completed (its phase 2 reached this processor) after the point passed, also
+    while no item comes, so that the restart is from a snapshot whatever the timing."""
 
-    def __init__(self, points, markers: Path, error=RestartableError, kill=False):
+    def __init__(self, points, markers: Path, error=RestartableError, kill=False, after_commit=False):
         super().__init__()
         self.points, self.markers, self.error, self.kill = set(points), markers, error, kill
+        self.after_commit, self.committed, self.top = after_commit, False, -1
+
+    def snapshot_commit_finish(self, success):
+        self.committed = self.committed or success
+        return True
+
+    def _due(self, item):
+        if not self.after_commit:
+            return item in self.points and _once(self.markers / f"item-{item}")
+        self.top = max(self.top, item)
+        due = [p for p in self.points if p <= self.top] if self.committed else []
+        return bool(due) and _once(self.markers / f"item-{min(due)}")
+
+    def try_process(self):
+        if self.after_commit and self._due(self.top):
+            raise self.error(f"injected after item {self.top}")
+        return True
 
     def try_process0(self, item):
-        if item in self.points and _once(self.markers / f"item-{item}"):
+        if self._due(item):
             if self.kill:
                 os.kill(os.getpid(), signal.SIGKILL)
             raise self.error(f"injected at item {item}")
@@ -277,8 +296,8 @@ class SavesButCannotRestore(Processor):
 
 def test_restore_when_processor_does_not_override_restore_then_fails_naming_vertex_and_class(engine, tmp_path):
     dag = DAG()
-    source = dag.new_vertex("sequence", _sequence(N))
-    fail = dag.new_vertex("fail", lambda: FailAt([N // 2], tmp_path), local_parallelism=1)
+    source = dag.new_vertex("sequence", _sequence(N, until=(tmp_path / f"item-{N // 2}").exists))
+    fail = dag.new_vertex("fail", lambda: FailAt([N // 2], tmp_path, after_commit=True), local_parallelism=1)
     stateful = dag.new_vertex("stateful", SavesButCannotRestore, local_parallelism=1)
     dag.edge(between(source, fail))
     dag.edge(between(fail, stateful))
