@@ -10,6 +10,9 @@ Choices (each can be overridden through ``EngineConfig.spark_conf`` or the envir
   ``local-cluster``; on a real cluster (and for a borrowed session started without that setting),
   :func:`register_user_modules` makes cloudpickle ship such modules by value;
 - ``PYTHONHASHSEED`` is pinned (``"0"``) for the workers, so ``Partitioner.HASH_CODE`` agrees among them;
+- the Python worker daemon is ``dag.runtime.warm_daemon`` (``spark.python.daemon.module``): it imports
+  ``pyspark.worker`` and jetspark's task-side modules before it forks, so a fresh Python worker (the first ones,
+  and the replacement of a killed one) does not spend seconds importing them;
 - quiet: a log4j2 configuration at level ERROR for the driver JVM (unless ``spark.driver.extraJavaOptions`` is
   set), log level ERROR, no console progress bar (the engine has its own, ``EngineConfig.progress``). It also
   drops Spark's start-up lines about the default log level, and the loggers that report a failed task
@@ -138,6 +141,7 @@ def _defaults(config: Any) -> dict[str, str]:
         "spark.executorEnv.PYTHONHASHSEED": "0",
         "spark.executorEnv.PYTHONPATH": path,
         "spark.sql.execution.arrow.pyspark.enabled": "false",
+        "spark.python.daemon.module": "dag.runtime.warm_daemon",  # fresh Python workers start with jetspark loaded
     }
     if "PYSPARK_PYTHON" not in os.environ and "spark.pyspark.python" not in config.spark_conf:
         conf["spark.pyspark.python"] = sys.executable
