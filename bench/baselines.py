@@ -3,6 +3,7 @@
 Three kinds, each for both jobs (the yardsticks of ``../shared/docs/design.md``):
 
 - single-threaded Python: ``collections.Counter`` and a tight dict loop;
+- Dask bag (word count only, optional): ``read_text``/``map``/``flatten``/``frequencies`` on processes;
 - PySpark RDD *as usually written*: word count with ``textFile``/``flatMap``/``map``/``reduceByKey``;
   TF-IDF with ``wholeTextFiles``, ``reduceByKey`` for TF and ``groupByKey`` by word for the scores;
 - PySpark RDD *hand-tuned*: files read whole inside the tasks (size-balanced over the tasks), tokenising and
@@ -82,6 +83,17 @@ def word_count_loop(books: str | Path) -> WordCounts:
                 for word in _WORDS(line.lower()):
                     counts[word] = get(word, 0) + 1
     return counts
+
+
+def word_count_dask(books: str | Path, workers: int = 2) -> WordCounts:
+    """Dask bag as usually written: ``read_text`` (a partition per file), lower-case, tokenise, ``flatten``,
+    ``frequencies``, on the multiprocessing scheduler with ``workers`` processes (as ``local[workers]``).
+    Needs ``dask[bag]`` (the ``bench`` extra)."""
+    import dask.bag as db
+
+    paths = [path for _, path in documents(books)]
+    words = db.read_text(paths, encoding="utf-8-sig").map(str.lower).map(_WORDS).flatten()
+    return dict(words.frequencies().compute(scheduler="processes", num_workers=workers))
 
 
 def word_count_pyspark_usual(sc: SparkContext, books: str | Path) -> WordCounts:

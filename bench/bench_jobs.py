@@ -18,7 +18,15 @@ Variants (see ``bench/baselines.py``):
 ``pyspark-tuned``      files read in the tasks, tokenise+count fused, one shuffle by word
 ``pyspark-usual``      ``textFile``/``flatMap``/``map``/``reduceByKey``; TF-IDF with ``wholeTextFiles``
 ``python``             single-threaded ``Counter`` (and, for word count, ``python-loop``: a tight dict loop)
+``dask``               word count only: Dask bag ``read_text``/``map``/``flatten``/``frequencies`` on as many
+                       processes as Spark has cores (needs the ``bench`` extra, ``dask[bag]``; skipped with a
+                       note when it is not installed)
 =====================  =================================================================================
+
+``--scaling`` measures instead how the word count scales from ``local[1]`` to ``local[2]``: it runs this script
+in a child process per master (separate sessions, separate JVMs), alternating ``--rounds`` times, each child
+timing ``--variants`` (default ``jetspark,pyspark-tuned``) ``--repeat`` times, and prints local[1] / local[2] of
+the medians (target >= 1.8).
 
 All variants must agree (word counts exactly, TF-IDF scores to 1e-9 relative); otherwise exit status 1.
 
@@ -26,15 +34,19 @@ Usage::
 
     .venv/bin/python bench/bench_jobs.py                      # the full corpus ../shared/data/books
     .venv/bin/python bench/bench_jobs.py --books examples/data/books --repeat 1 --jobs word_count
+    .venv/bin/python bench/bench_jobs.py --scaling --rounds 2 --repeat 3       # local[1] vs local[2]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -48,14 +60,16 @@ import baselines  # noqa: E402
 FULL_BOOKS = REPO.parent / "shared" / "data" / "books"
 FULL_STOPWORDS = REPO.parent / "shared" / "data" / "stopwords.txt"
 VARIANTS = ("jetspark", "jetspark-manual", "ideal", "ideal-manual", "pyspark-tuned", "pyspark-usual", "python",
-            "python-loop")
+            "python-loop", "dask")
 # (numerator, denominator) -> target ratio of medians (issue 15; None: shown, no target)
 TARGETS = {
     ("jetspark", "ideal"): 1.05, ("jetspark-manual", "ideal-manual"): 1.05, ("jetspark-manual", "ideal"): 1.05,
     ("jetspark", "pyspark-tuned"): 1.10, ("jetspark-manual", "pyspark-tuned"): None,
     ("ideal", "pyspark-tuned"): None, ("jetspark", "pyspark-usual"): 0.5, ("jetspark", "python"): 1.0,
-    ("jetspark", "python-loop"): 1.0,
+    ("jetspark", "python-loop"): 1.0, ("jetspark", "dask"): 1.0, ("jetspark-manual", "python"): 1.0,
+    ("jetspark-manual", "dask"): 1.0,
 }
+SCALING_TARGET = 1.8  # local[1] / local[2] wall time of the same variant
 MANUAL_TARGETS = {"word_count": 1.10, "tf_idf": 1.80}  # jetspark-manual / pyspark-tuned
 
 
@@ -95,6 +109,7 @@ def _jobs(engine: Any, sc: Any, books: str, stopwords_path: str, chosen: set[str
             "pyspark-usual": lambda: baselines.word_count_pyspark_usual(sc, books),
             "python": lambda: baselines.word_count_counter(books),
             "python-loop": lambda: baselines.word_count_loop(books),
+            "dask": lambda: baselines.word_count_dask(books, sc.defaultParallelism),
         },
         "tf_idf": {
             "jetspark": lambda: tf_idf.build_index(engine, books, stopwords_path),
@@ -197,6 +212,40 @@ def _measure(jobs: dict[str, dict[str, Callable]], repeat: int) -> tuple[dict, d
     return times, cpu, agree
 
 
+def _without_missing_dask(chosen: set[str]) -> set[str]:
+    if "dask" in chosen:
+        try:
+            import dask.bag  # noqa: F401
+        except ImportError:
+            print("note: variant 'dask' skipped: dask is not installed (pip install 'jetspark[bench]' or "
+                  "'dask[bag]')", flush=True)
+            return chosen - {"dask"}
+    return chosen
+
+
+def _scaling(args: argparse.Namespace) -> int:
+    """Word count on local[1] and local[2] in alternating child processes; print the speed-up per variant."""
+    medians: dict[str, dict[str, list[float]]] = {"local[1]": {}, "local[2]": {}}
+    variants = args.variants if args.variants != ",".join(VARIANTS) else "jetspark,pyspark-tuned"
+    for round_ in range(args.rounds):
+        for master in medians:
+            with tempfile.NamedTemporaryFile(suffix=".json") as out:
+                cmd = [sys.executable, __file__, "--master", master, "--jobs", "word_count", "--variants", variants,
+                       "--repeat", str(args.repeat), "--books", args.books, "--json", out.name]
+                print(f"round {round_ + 1}, {master}: {' '.join(cmd[1:])}", flush=True)
+                if subprocess.run(cmd).returncode != 0:
+                    return 1
+                for variant, wall in json.load(open(out.name)).items():
+                    medians[master].setdefault(variant, []).append(wall)
+    print(f"\n{'variant':<15}{'local[1] s':>11}{'local[2] s':>11}   speed-up (target >= {SCALING_TARGET})")
+    for variant, one in medians["local[1]"].items():
+        a, b = statistics.median(one), statistics.median(medians["local[2]"][variant])
+        verdict = "met" if a / b >= SCALING_TARGET else "MISSED"
+        print(f"{variant:<15}{a:11.2f}{b:11.2f}   {a / b:5.2f} ({verdict}; rounds: "
+              f"{' '.join(f'{x:.2f}' for x in one)} / {' '.join(f'{x:.2f}' for x in medians['local[2]'][variant])})")
+    return 0
+
+
 def _report(times: dict[tuple[str, str], list[float]], cpu: dict[tuple[str, str], list[float]]) -> None:
     print(f"\n{'job':<11}{'variant':<15}{'median s':>9}{'cpu s':>8}   runs (wall s)")
     medians = {key: statistics.median(runs) for key, runs in times.items()}
@@ -228,6 +277,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--master", default="local[2]", help="Spark master (default: local[2])")
     parser.add_argument("--jobs", default="word_count,tf_idf", help="comma-separated: word_count, tf_idf")
     parser.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated of {', '.join(VARIANTS)}")
+    parser.add_argument("--scaling", action="store_true", help="word count on local[1] vs local[2], child processes")
+    parser.add_argument("--rounds", type=int, default=2, help="--scaling: alternating child runs per master")
+    parser.add_argument("--json", help="write {variant: median wall s} of the word count here (used by --scaling)")
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
@@ -237,9 +289,12 @@ def main(argv: list[str] | None = None) -> int:
     chosen = set(args.variants.split(","))
     if not chosen <= set(VARIANTS):
         parser.error(f"--variants: unknown {sorted(chosen - set(VARIANTS))}; choose from {', '.join(VARIANTS)}")
+    if args.scaling:
+        return _scaling(args)
+    chosen = _without_missing_dask(chosen)
     spark = _session(args.master)
     engine = None
-    if "jetspark" in chosen:
+    if chosen & {"jetspark", "jetspark-manual"}:
         from dag import Engine
 
         engine = Engine(spark=spark)
@@ -249,8 +304,13 @@ def main(argv: list[str] | None = None) -> int:
         files = list(Path(args.books).iterdir())
         print(f"books: {args.books} ({len(files)} files, {sum(f.stat().st_size for f in files) / 1e6:.1f} MB); "
               f"master {args.master}; median of {args.repeat} after a warm-up")
+        print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} at the start", flush=True)
         times, cpu, agree = _measure(jobs, args.repeat)
+        print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} at the end", flush=True)
         _report(times, cpu)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({v: statistics.median(t) for (job, v), t in times.items() if job == "word_count"}, f)
     finally:
         if engine is not None:
             engine.close()

@@ -76,6 +76,11 @@ class EngineConfig(BaseModel):
     fuse_accumulate: bool = Field(True, description="Run the accumulate vertex of X -> local partitioned -> "
                                   "accumulate_by_key_p -> distributed partitioned -> combine_by_key_p inside X's "
                                   "task, making the pattern one map-side-combining shuffle.")
+    tight_loops: bool = Field(True, description="Run a fused chain of built-in stateless processors (map_p, "
+                              "filter_p, flat_map_p and their *_using_context_p variants) that ends in a "
+                              "by-key accumulation (pre-aggregated or fused accumulate edge) as one generated "
+                              "loop of nested for statements, without lists between the processors "
+                              "(dag/planner/loops.py).")
 
 
 class JobConfig(BaseModel):

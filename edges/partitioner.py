@@ -139,6 +139,11 @@ class DefaultPartitioner(Partitioner):
             return _crc32(key.encode("utf-8", "surrogatepass")) % partition_count
         return _crc32(_encode(key)) % partition_count
 
+    def get_partitions(self, keys: Any, partition_count: int) -> list[int]:
+        """``[get_partition(k, partition_count) for k in keys]`` in one loop (no method call per key)."""
+        return [_crc32(k.encode("utf-8", "surrogatepass") if type(k) is str else _encode(k)) % partition_count
+                for k in keys]
+
     def __repr__(self) -> str:
         return "Partitioner.default()"
 

@@ -126,6 +126,11 @@ def explain(plan: PhysicalPlan) -> str:
                      f"{_stage_input(head)}")
         for name in stage.vertices + stage.absorbed:
             lines.append(_vertex_line(plan.vertices[name], members))
+        if stage.loop:
+            into = stage.absorbed[0] if stage.absorbed else f"the sender to '{plan.vertices[stage.tail].outbound[0].dest}'"
+            lines.append(f"    tight loop: {' -> '.join(repr(n) for n in stage.loop)} -> accumulate into "
+                         f"{repr(into) if stage.absorbed else into}, one generated loop per task, no lists "
+                         "between them (EngineConfig.tight_loops)")
         if stage.action:
             lines.append(f"    action: {stage.action}")
     lines.append("Edges:")

@@ -34,6 +34,8 @@ partitioned edge into accumulate/       pre-aggregated on the sending side (``pr
   aggregate/combine_by_key_p            accumulates (or combines) per key, the receiver combines accumulators
 X -> local partitioned -> accumulate_   ACCUMULATE_FUSED (``fuse_accumulate``): the accumulate vertex runs in
   by_key -> partitioned -> combine_by_key X's task, one map-side-combining shuffle into combine_by_key
+map_p/filter_p/flat_map_p chain ending   one generated loop accumulating into the sender's dict (``tight_loops``,
+  a stage that pre-aggregates           see ``dag/planner/loops.py``)
 leaf vertex                            one Spark action: ``count()`` (processor sinks), ``runJob`` per group of
                                        partitions (driver sinks), ``saveAsTextFile`` (text sinks)
 =====================================  =======================================================================
@@ -49,6 +51,7 @@ from typing import Any
 
 from dag.errors import DagValidationError
 from dag.planner.aggregation import plan_pre_aggregation
+from dag.planner.loops import plan_tight_loops
 from dag.planner.widening import widen_stateless
 from dag.planner.model import EdgeOp, EdgePlan, PhysicalPlan, Route, StagePlan, VertexKind, VertexPlan
 from edges.routing import RoutingPolicy
@@ -87,8 +90,10 @@ def plan_dag(dag: Any, config: Any, members: int, default_parallelism: int) -> P
     _align_unions(vertices)
     plan_pre_aggregation(dag, vertices, members, config)
     stages = _stages(vertices)
+    if config.tight_loops:
+        plan_tight_loops(dag, vertices, stages)
     options = {name: getattr(config, name)
-               for name in ("fuse_narrow_edges", "pre_aggregate", "fuse_accumulate", "widen_stateless")}
+               for name in ("fuse_narrow_edges", "pre_aggregate", "fuse_accumulate", "widen_stateless", "tight_loops")}
     return PhysicalPlan(members, default_parallelism, config.partition_count, vertices, edges, stages, options)
 
 

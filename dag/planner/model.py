@@ -153,6 +153,7 @@ class StagePlan:
     partitions: int
     action: str | None = None     # the Spark action for a leaf stage
     absorbed: list[str] = field(default_factory=list)   # accumulate vertices run inside this stage's tasks
+    loop: list[str] = field(default_factory=list)   # the tail vertices run as one generated loop (planner/loops.py)
 
     @property
     def head(self) -> str:

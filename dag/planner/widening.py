@@ -2,7 +2,7 @@
 
 Users port Jet DAGs with ``local_parallelism=1`` on cheap vertices (the manual's ``doc-lines``), and on Jet a
 unicast edge from one processor to many is an in-memory queue. On Spark it is a shuffle of every item the
-vertex emits (2.4 M lines for the manual's TF-IDF). Two rewrites, switched by
+vertex emits (2.4 M lines for the manual's TF-IDF). Three rewrites, switched by
 ``EngineConfig.widen_stateless`` and shown in ``explain()`` (``widened from local parallelism 1``):
 
 1. A *stateless built-in* vertex (a ``BatchTransform``: ``map_p``, ``filter_p``, ``flat_map_p``, ``noop_p``
@@ -19,6 +19,11 @@ vertex emits (2.4 M lines for the manual's TF-IDF). Two rewrites, switched by
    parallelism: its items go to one driver-side collection anyway, and reading the upstream's partitions in
    index order delivers them in the same order as the ``coalesce`` it replaces, without running the
    upstream's partitions one after another in a single task.
+3. A *driver source* (``read_map_p``/``read_list_p``) whose outbound edges are all unicast takes the largest
+   local parallelism of its consumers (after they were widened): the collection is sliced over more
+   processors, each emitting its slice in order, instead of one processor dealing every entry round-robin;
+   the consumers get the same multiset of items, and the source no longer needs a stage and a shuffle of
+   its own (the manual's word count reads ``docs`` at local parallelism 1).
 """
 
 from __future__ import annotations
@@ -44,7 +49,7 @@ def _all_unicast(edges: list[Any]) -> bool:
 
 
 def widen_stateless(dag: Any, ordered: list[Any], vertices: dict[str, VertexPlan], members: int) -> None:
-    """Apply both rewrites of the module docstring to the planned ``vertices`` (in place)."""
+    """Apply the rewrites of the module docstring to the planned ``vertices`` (in place)."""
     for v in ordered:
         vp = vertices[v.name]
         inbound = dag.get_inbound_edges(v.name)
@@ -53,9 +58,14 @@ def widen_stateless(dag: Any, ordered: list[Any], vertices: dict[str, VertexPlan
                    "driver sink: reads its upstream's partitions, same items in the same order")
     for v in reversed(ordered):
         vp = vertices[v.name]
+        inbound, outbound = dag.get_inbound_edges(v.name), dag.get_outbound_edges(v.name)
+        if vp.kind is VertexKind.DRIVER_SOURCE and outbound and _all_unicast(outbound):
+            target = max(vertices[e.dest_name].local_parallelism for e in outbound)
+            _widen(vp, target, members, "driver source: its entries sliced over more processors, each slice in "
+                                        "order, into unicast edges that let any processor take any item")
+            continue
         if vp.kind is not VertexKind.PROCESSOR or not is_stateless_builtin(v):
             continue
-        inbound, outbound = dag.get_inbound_edges(v.name), dag.get_outbound_edges(v.name)
         if inbound and outbound and _all_unicast(inbound) and _all_unicast(outbound):
             target = max(vertices[e.dest_name].local_parallelism for e in outbound)
             _widen(vp, target, members, "stateless built-in between unicast edges: results cannot change")

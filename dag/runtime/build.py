@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 from dag.errors import JobFailedError
@@ -161,6 +162,8 @@ class PlanRun:
         task = StageTask(stage.id, chain, keyed_input=keyed, output="drain", accumulator=self.accumulator,
                          channel=self.channel)
         self._set_output(task, vertices[stage.tail])
+        if stage.loop:
+            task.loop_from = len(stage.vertices) - len(stage.loop)
         out = rdd.mapPartitionsWithIndex(task)
         if task.output == "tagged":
             from pyspark import StorageLevel
@@ -260,21 +263,23 @@ class PlanRun:
         else:
             rdd.count()
 
-    def _driver_items(self, rdd: Any) -> Iterator[Any]:
-        """The items of ``rdd`` on the driver: one Spark job per group of ``defaultParallelism`` partitions, so the
-        partitions of a group run in parallel (``toLocalIterator`` ran them one by one) while the driver holds
-        at most one group's output at a time."""
+    def _driver_groups(self, rdd: Any) -> Iterator[list]:
+        """The items of ``rdd`` on the driver, a list per group: one Spark job per group of
+        ``defaultParallelism`` partitions, so the partitions of a group run in parallel (``toLocalIterator`` ran
+        them one by one) while the driver holds at most one group's output at a time."""
         n, step = rdd.getNumPartitions(), max(1, self.sc.defaultParallelism)
         for start in range(0, n, step):
-            yield from self.sc.runJob(rdd, _all_items, list(range(start, min(n, start + step))))
+            yield self.sc.runJob(rdd, _all_items, list(range(start, min(n, start + step))))
 
     def _fill_collection(self, vp: VertexPlan, rdd: Any) -> None:
+        """Write the sink's items into its driver-side list or map, a group's list at a time (a map journals
+        the group's puts in bulk, ``JournaledMap.put_entries``)."""
         kind, name = vp.runtime_arg
         target = self.collections.get(kind, name)
-        items = self._driver_items(rdd)
         if kind == "list":
-            target.extend(items)
+            for items in self._driver_groups(rdd):
+                target.extend(items)
             return
-        for item in items:
-            check_entry(item, vp.name, name)
-            target[item[0]] = item[1]
+        check = partial(check_entry, vertex=vp.name, map_name=name)
+        for items in self._driver_groups(rdd):
+            target.put_entries(items, check)

@@ -29,7 +29,7 @@ import functools
 import itertools
 import logging
 import threading
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from edges.partitioner import Partitioner
 from processors.event_journal import EventJournalMapEvent, EventType
@@ -41,7 +41,8 @@ DEFAULT_JOURNAL_CAPACITY = 10_000
 
 _log = logging.getLogger("jetspark.journal")
 _MISSING = object()
-_ADDED, _UPDATED = EventType.ADDED, EventType.UPDATED
+_ADDED, _UPDATED, _REMOVED = EventType.ADDED, EventType.UPDATED, EventType.REMOVED
+_DEFAULT = Partitioner.default()
 
 
 class MapJournal:
@@ -79,10 +80,11 @@ class MapJournal:
         self._next_seq[p] += 1
 
     def record_all(self, raw_events: list) -> None:
-        """:meth:`record` for many ``(key, new_value, old_value, type)`` tuples (caller holds :attr:`lock`)."""
-        partition, events, sequences = self._partition, self._events, self._next_seq
-        for raw in raw_events:
-            p = partition(raw[0])
+        """:meth:`record` for many ``(key, new_value, old_value, type)`` tuples (caller holds :attr:`lock`); the
+        partitions are computed in one loop (a sink or ``clear`` of 100,000 entries journals them in bulk)."""
+        events, sequences = self._events, self._next_seq
+        partitions = _DEFAULT.get_partitions([raw[0] for raw in raw_events], self.partition_count)
+        for p, raw in zip(partitions, raw_events):
             events[p].append(raw)
             sequences[p] += 1
 
@@ -156,9 +158,21 @@ class JournaledMap(dict):
             self._removed(key, old)
 
     def update(self, other: Any = (), /, **kwargs: Any) -> None:
+        self.put_entries(itertools.chain(_pairs(other), kwargs.items()))
+
+    def put_entries(self, entries: Iterable[Any], check: Callable[[Any], None] | None = None) -> None:
+        """Put every ``(key, value)`` of ``entries`` in order, journalled in bulk (a driver-side sink writes
+        through this). ``check(item)`` is called for an item that is not a 2-tuple, before anything of the
+        batch is put, and must raise (without it such an item fails as ``dict.update`` fails)."""
+        if check is not None:
+            if type(entries) is not list:
+                entries = list(entries)
+            for item in entries:
+                if type(item) is not tuple or len(item) != 2:
+                    check(item)
         get, put, raw = dict.get, dict.__setitem__, []
         with self.journal.lock:
-            for key, value in itertools.chain(_pairs(other), kwargs.items()):
+            for key, value in entries:
                 old = get(self, key, _MISSING)
                 put(self, key, value)
                 raw.append((key, value, None, _ADDED) if old is _MISSING else (key, value, old, _UPDATED))
@@ -190,8 +204,9 @@ class JournaledMap(dict):
 
     def clear(self) -> None:
         with self.journal.lock:
-            for key in list(self):
-                self.pop(key)
+            raw = [(key, None, old, _REMOVED) for key, old in dict.items(self)]
+            dict.clear(self)
+            self.journal.record_all(raw)
 
     def copy(self) -> dict:
         return dict(self)

@@ -20,14 +20,15 @@ from __future__ import annotations
 from collections import _count_elements  # type: ignore[attr-defined]  # C helper behind Counter.update
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 from dag.errors import DagValidationError
 from dag.planner.model import EdgeOp, EdgePlan, Route
-from edges.partitioner import Partitioner
+from edges.partitioner import DefaultPartitioner, Partitioner
 from processors.functions import c_level
 
-__all__ = ["SenderSpec", "sender_spec", "send", "Router", "candidates"]
+__all__ = ["SenderSpec", "sender_spec", "send", "accumulated_records", "Router", "candidates"]
 
 
 @dataclass
@@ -249,14 +250,22 @@ def _pre_aggregated(spec: SenderSpec, g: int, batches: Iterable[list], counts: d
     _accumulate_into(acc, spec, batches, counts)
     if counts is not None:
         counts["emitted"] = len(acc)
+    return accumulated_records(spec, g, acc)
+
+
+def accumulated_records(spec: SenderSpec, g: int, acc: dict) -> Iterator[Any]:
+    """The records of a pre-aggregating sender whose per-key accumulators are ``acc``: ``(key, acc)`` entries
+    grouped by target processor, in lists of at most the edge's queue size."""
     o, size = spec.dest_ordinal, spec.queue_size
     base, mod = _target_base(spec, g)
-    get_partition, pc = spec.partitioner.get_partition, spec.partition_count
+    partitioner, pc = spec.partitioner, spec.partition_count
     buckets: dict[int, list] = {}
     if None in acc:
         raise null_key_error(spec.edge_name)
-    for entry in acc.items():
-        t = base + get_partition(entry[0], pc) % mod
+    partitions = partitioner.get_partitions(acc, pc) if type(partitioner) is DefaultPartitioner else \
+        map(partitioner.get_partition, acc, repeat(pc))  # the default partitioner: one loop over all keys
+    for p, entry in zip(partitions, acc.items()):
+        t = base + p % mod
         bucket = buckets.get(t)
         if bucket is None:
             buckets[t] = bucket = []

@@ -20,16 +20,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
-from dag.errors import DagValidationError
+from dag.errors import DagValidationError, ProcessorContractError
 from dag.planner.model import VertexKind
 from dag.runtime.failures import encode_failure, mark_origin
 from dag.runtime.logforward import forwarding
 from dag.runtime.metrics import EMITTED, RECEIVED
-from dag.runtime.senders import SenderSpec, send
+from dag.runtime.senders import SenderSpec, accumulated_records, send
 
 __all__ = ["BroadcastInput", "VertexTask", "StageTask"]
 
@@ -78,6 +79,7 @@ class StageTask:
     sender_counts_vertex: str | None = None  # absorbed accumulate vertex reported by the sender
     accumulator: Any = None
     channel: Any = None                     # jobchannel.ChannelRef of the job (None: failures not reported)
+    loop_from: int | None = None            # chain[loop_from:] runs as one generated loop into the sender
 
     def __call__(self, g: int, records: Iterator[Any]) -> Iterator[Any]:
         counters: dict = {}
@@ -93,18 +95,22 @@ class StageTask:
 
     def _run(self, g: int, records: Iterator[Any], counters: dict) -> Iterator[Any]:
         head = self.chain[0]
+        end = len(self.chain) if self.loop_from is None else self.loop_from
         if head.kind is VertexKind.DRIVER_SOURCE:
             stream: Iterator = _driver_source(head, g, records, counters)
         elif head.kind is VertexKind.SPARK_TEXT_SOURCE:
             stream = _text_source(head, g, records, counters)
         else:
-            main = (v for _, v in records) if self.keyed_input else records
-            stream = _run_vertex(head, g, _with_broadcasts(head, g, main), counters)
-        for vt in self.chain[1:]:
+            stream = (v for _, v in records) if self.keyed_input else records
+            if end > 0:
+                stream = _run_vertex(head, g, _with_broadcasts(head, g, stream), counters)
+        for vt in self.chain[1:end]:
             fused = vt.fused_ordinal
             main = ((fused, batch) for _, batch in stream)
             stream = _run_vertex(vt, g, _with_broadcasts(vt, g, main), counters)
-        if self.output == "drain":
+        if self.loop_from is not None:
+            yield from self._send_looped(g, stream, counters)
+        elif self.output == "drain":
             for _ in stream:
                 pass
         elif self.output == "items":
@@ -126,6 +132,65 @@ class StageTask:
             name = self.sender_counts_vertex
             counters[(name, g, RECEIVED, 0)] = counts.get("received", 0)
             counters[(name, g, EMITTED, 0)] = counts.get("emitted", 0)
+
+
+    def _send_looped(self, g: int, stream: Iterator, counters: dict) -> Iterator[Any]:
+        """``chain[loop_from:]`` (built-in stateless processors) as one generated loop
+        (``processors/stateless_loops.py``) accumulating into the pre-aggregating sender's per-key dict; each
+        processor still goes through its whole lifecycle (supplier and processor ``init``, ``complete_edge``,
+        ``complete``, ``close``) and gets its metrics."""
+        from processors.stateless_loops import FusedLoop
+
+        vts, spec = self.chain[self.loop_from:], self.sender
+        acc: dict = {}
+        with ExitStack() as stack:  # entered tail first, as the generators of the chain initialise; closed head first
+            tasklets = [stack.enter_context(_initialised(vt, g, counters)) for vt in reversed(vts)][::-1]
+            loop = FusedLoop([t.processor for t in tasklets], spec.operation, spec.key_fn)  # type: ignore[union-attr]
+            try:
+                counts = loop.run((batch for _, batch in stream), acc)
+            except Exception as exc:
+                level = loop.level_of(exc)
+                if level is None:  # the key function or the aggregate operation of the edge
+                    mark_origin(exc, self.sender_counts_vertex or vts[-1].name, g)
+                elif not isinstance(exc, ProcessorContractError):
+                    exc.add_note(f"in {tasklets[level].owner}, method transform_batch (generated loop)")
+                if level is not None:
+                    mark_origin(exc, vts[level].name, g)
+                raise
+            for i, t in enumerate(tasklets):
+                t.metrics.received[next(iter(vts[i].priorities))] += counts[i]
+                t.metrics.emitted[0] += counts[i + 1]
+        if self.sender_counts_vertex:
+            name = self.sender_counts_vertex
+            counters[(name, g, RECEIVED, 0)] = counts[-1]
+            counters[(name, g, EMITTED, 0)] = len(acc)
+        yield from accumulated_records(spec, g, acc)  # type: ignore[arg-type]
+
+
+@contextmanager
+def _initialised(vt: VertexTask, g: int, counters: dict) -> Iterator[Any]:
+    """The ``ProcessorTasklet`` of processor g of ``vt``, initialised; on leaving, its inbound edge is done and
+    ``complete_edge``/``complete`` run (``run_steps``), then the processor and its supplier are closed."""
+    from processors.driver import run_steps
+    from processors.tasklet import ProcessorTasklet
+
+    with _opened(vt, g, counters) as (processor, ctx, metrics):
+        tasklet = ProcessorTasklet(processor, ctx, inbound_priorities=vt.priorities,
+                                   outbound_capacities=vt.capacities, metrics=metrics, vertex_name=vt.name)
+        failure: BaseException | None = None
+        try:
+            for _ in run_steps(tasklet):  # init: a BatchTransform emits nothing outside transform_batch
+                pass
+            yield tasklet
+            for o in vt.priorities:
+                tasklet.edge_done(o)
+            for _ in run_steps(tasklet):
+                pass
+        except BaseException as exc:
+            failure = exc
+            raise
+        finally:
+            tasklet.close(failure)
 
 
 def _with_broadcasts(vt: VertexTask, g: int, main: Iterable[tuple[int, list]]) -> Iterable[tuple[int, list]]:
@@ -172,7 +237,18 @@ def _run_vertex(vt: VertexTask, g: int, stream: Iterator, counters: dict) -> Ite
 
 
 def _run_processor(vt: VertexTask, g: int, stream: Iterator, counters: dict) -> Iterator[tuple[int, list]]:
-    from processors.driver import ProcessorMetrics, close_processor, drive
+    from processors.driver import drive
+
+    with _opened(vt, g, counters) as (processor, ctx, metrics):
+        yield from drive(processor, ctx, inbound=stream, inbound_priorities=vt.priorities,
+                         outbound_capacities=vt.capacities, metrics=metrics, vertex_name=vt.name)
+
+
+@contextmanager
+def _opened(vt: VertexTask, g: int, counters: dict) -> Iterator[tuple[Any, Any, Any]]:
+    """Processor g of ``vt`` from its member's supplier (``init``, ``get``, the siblings closed), with its log
+    records forwarded; yields ``(processor, context, metrics)``; records the metrics and closes the supplier."""
+    from processors.driver import ProcessorMetrics, close_processor
 
     supplier_ctx, ctx = _contexts(vt, g)
     supplier = vt.suppliers[g // vt.local_parallelism]  # type: ignore[index]
@@ -193,9 +269,7 @@ def _run_processor(vt: VertexTask, g: int, stream: Iterator, counters: dict) -> 
                 close_processor(sibling, f"{type(sibling).__name__} of vertex '{vt.name}'", None)
         level = vt.log_levels[g] if vt.log_levels is not None else None
         with forwarding(ctx.logger, vt.channel, level):
-            yield from drive(processors[mine], ctx, inbound=stream,
-                             inbound_priorities=vt.priorities, outbound_capacities=vt.capacities,
-                             metrics=metrics, vertex_name=vt.name)
+            yield processors[mine], ctx, metrics
     except BaseException as exc:
         failure = exc
         mark_origin(exc, vt.name, g)

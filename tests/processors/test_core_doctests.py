@@ -17,6 +17,7 @@ MODULES = [
     "processors.functions",
     "processors.driver",
     "processors.testing",
+    "processors.stateless_loops",
 ]
 
 

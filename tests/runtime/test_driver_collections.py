@@ -105,3 +105,38 @@ def test_collections_when_same_name_then_same_object_and_map_journals_from_creat
     assert store.get("map", "prices") is m and store.journal("prices") is m.journal
     assert store.journal("prices").partition_count == 3
     assert store.get("list", "out") is store.get("list", "out") == []
+
+
+def test_map_when_cleared_then_one_removed_event_per_entry_in_map_order():
+    m = JournaledMap(MapJournal("m", 3))
+    m.update((f"k{i}", i) for i in range(50))
+    m.clear()
+    removed = [e for e in _all_events(m.journal) if e.type is EventType.REMOVED]
+    assert sorted((e.key, e.old_value) for e in removed) == sorted((f"k{i}", i) for i in range(50))
+    for p in range(3):  # within a partition the removals follow the map's order
+        keys = [e.key for e in m.journal.read(p, 0, 10**6)[0] if e.type is EventType.REMOVED]
+        assert keys == sorted(keys, key=lambda k: int(k[1:]))
+    assert m == {} and all(m.journal.partition_of(e.key) == p for p in range(3) for e in m.journal.read(p, 0, 99)[0])
+
+
+def test_map_when_put_entries_with_a_bad_item_then_check_raises_before_anything_is_put():
+    m = JournaledMap(MapJournal("m", 2))
+
+    def check(item):
+        raise ValueError(f"bad {item!r}")
+
+    try:
+        m.put_entries([("a", 1), ["b", 2]], check)
+    except ValueError as exc:
+        assert "bad ['b', 2]" in str(exc)
+    else:
+        raise AssertionError("put_entries accepted a list as an entry")
+    assert m == {} and _all_events(m.journal) == []
+    m.put_entries([("a", 1), ("a", 2)], check)
+    assert m == {"a": 2} and [e.type.value for e in _all_events(m.journal)] == ["ADDED", "UPDATED"]
+
+
+def test_default_partitioner_when_bulk_then_same_partitions_as_one_by_one():
+    keys = ["the", "", "naïve", 7, (1, "a"), 2.5, None, b"x", "\ud800"]
+    default = Partitioner.default()
+    assert default.get_partitions(keys, 271) == [default.get_partition(k, 271) for k in keys]

@@ -316,3 +316,50 @@ def test_widening_when_outbound_edge_not_unicast_or_vertex_not_builtin_then_unch
     p = plan(manual_like(routing=lambda e: e.broadcast()))
     assert p.vertices["lines"].widened_from is None
     assert plan(manual_like(lps=(1, 2, 1))).vertices["user"].widened_from is None  # user processors never
+
+
+def test_widening_when_driver_source_feeds_unicast_edges_then_sliced_over_consumer_parallelism():
+    dag = DAG()
+    src = dag.new_vertex("src", read_list_p("lines"), local_parallelism=1)
+    words = dag.new_vertex("words", flat_map_p(str.split))
+    dag.edge(between(src, words))
+    p = plan(dag)
+    assert (p.vertices["src"].total_parallelism, p.vertices["src"].widened_from) == (2, 1)
+    assert op_of(p, "src", "words").op is EdgeOp.FUSED
+    assert "src: driver_source ('list', 'lines'), parallelism 2 (local 2 x 1 member); widened" in p.explain()
+    dag.edge(from_(src, 1).to(dag.new_vertex("all", noop_p())).broadcast())
+    assert plan(dag).vertices["src"].widened_from is None  # a broadcast edge: every item to every consumer
+
+
+def loop_dag(*middle):
+    dag = DAG()
+    vs = [dag.new_vertex("source", read_list_p("lines"))]
+    vs += [dag.new_vertex(f"m{i}", supplier) for i, supplier in enumerate(middle)]
+    acc = dag.new_vertex("accumulate", accumulate_by_key_p(whole_item, counting()))
+    comb = dag.new_vertex("combine", combine_by_key_p(counting()))
+    for a, b in zip(vs, vs[1:]):
+        dag.edge(between(a, b))
+    dag.edge(between(vs[-1], acc).partitioned(whole_item))
+    dag.edge(between(acc, comb).partitioned(entry_key).distributed())
+    dag.edge(between(comb, dag.new_vertex("sink", write_list_p("counts"))))
+    return dag
+
+
+def test_tight_loops_when_stateless_chain_feeds_accumulation_then_stage_runs_it_as_one_loop():
+    from processors import AbstractProcessor, filter_p
+
+    class User(AbstractProcessor):
+        pass
+
+    p = plan(loop_dag(map_p(str.lower), filter_p(bool), flat_map_p(str.split)))
+    assert p.stage_of("m0").loop == ["m0", "m1", "m2"]
+    assert "tight loop: 'm0' -> 'm1' -> 'm2' -> accumulate into 'accumulate'" in p.explain()
+    assert p.stage_of("combine").loop == []  # its sink is no accumulation
+    p = plan(loop_dag(map_p(str.lower), User, flat_map_p(str.split)))
+    assert p.stage_of("m2").loop == ["m2"]  # the chain starts after the user's processor
+    p = plan(loop_dag(map_p(str.lower)), config=EngineConfig(fuse_accumulate=False))
+    assert p.stage_of("m0").loop == ["m0"]  # a pre-aggregated edge into the accumulator counts too
+    p = plan(loop_dag(map_p(str.lower), flat_map_p(str.split)), config=EngineConfig(tight_loops=False))
+    assert p.stage_of("m0").loop == [] and "tight loop" not in p.explain() and "tight_loops=off" in p.explain()
+    p = plan(loop_dag(map_p(str.lower)), config=EngineConfig(fuse_accumulate=False, pre_aggregate=False))
+    assert p.stage_of("m0").loop == []  # nothing accumulates on the sending side
