@@ -203,8 +203,9 @@ def _measure(jobs: dict[str, dict[str, Callable]], repeat: int) -> tuple[dict, d
                 print(f"  DISAGREE: {job} {variant} vs {expected_by}: {diff}", flush=True)
                 agree = False
             times[job, variant], cpu[job, variant] = [], []
-        for _ in range(repeat):
-            for variant, fn in variants.items():
+        order = list(variants.items())
+        for round_ in range(repeat):  # the order rotates each round, so a load trend does not favour one variant
+            for variant, fn in order[round_ % len(order):] + order[:round_ % len(order)]:
                 _, wall, used = _timed(fn)
                 print(f"  run     {job:<10} {variant:<15} {wall:7.2f} s (cpu {used:6.2f} s)", flush=True)
                 times[job, variant].append(wall)

@@ -7,7 +7,9 @@ A stage is a chain of vertices fused by narrow edges. In partition g the task
    priority;
 2. runs each vertex of the chain on the stream of the previous one, as generators: processor g of each vertex,
    created from the member's ``ProcessorSupplier`` and run by ``processors.driver.drive`` (no serialization
-   between fused processors); runtime-bound vertices are plain loops;
+   between fused processors); runtime-bound vertices are plain loops; when the plan gives the stage a tight
+   loop (``StagePlan.loop``, ``loop_from`` here), the chain's stateless built-in tail runs instead as one
+   generated ``FusedLoop`` (``processors/stateless_loops.py``) accumulating straight into the sender's dict;
 3. turns the tail's output into records: nothing (sinks), items (driver/text sinks), ``(ordinal, batch)``
    (several outbound edges, persisted by the caller) or the edge's sender records.
 
@@ -133,7 +135,6 @@ class StageTask:
             counters[(name, g, RECEIVED, 0)] = counts.get("received", 0)
             counters[(name, g, EMITTED, 0)] = counts.get("emitted", 0)
 
-
     def _send_looped(self, g: int, stream: Iterator, counters: dict) -> Iterator[Any]:
         """``chain[loop_from:]`` (built-in stateless processors) as one generated loop
         (``processors/stateless_loops.py``) accumulating into the pre-aggregating sender's per-key dict; each
@@ -149,13 +150,11 @@ class StageTask:
             try:
                 counts = loop.run((batch for _, batch in stream), acc)
             except Exception as exc:
-                level = loop.level_of(exc)
-                if level is None:  # the key function or the aggregate operation of the edge
-                    mark_origin(exc, self.sender_counts_vertex or vts[-1].name, g)
-                elif not isinstance(exc, ProcessorContractError):
+                level = loop.level_of(exc)  # None: the key function or the aggregate operation of the edge
+                if level is not None and not isinstance(exc, ProcessorContractError):
                     exc.add_note(f"in {tasklets[level].owner}, method transform_batch (generated loop)")
-                if level is not None:
-                    mark_origin(exc, vts[level].name, g)
+                origin = vts[level].name if level is not None else self.sender_counts_vertex or vts[-1].name
+                mark_origin(exc, origin, g)
                 raise
             for i, t in enumerate(tasklets):
                 t.metrics.received[next(iter(vts[i].priorities))] += counts[i]
