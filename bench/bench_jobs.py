@@ -232,7 +232,8 @@ def _scaling(args: argparse.Namespace) -> int:
         for master in medians:
             with tempfile.NamedTemporaryFile(suffix=".json") as out:
                 cmd = [sys.executable, __file__, "--master", master, "--jobs", "word_count", "--variants", variants,
-                       "--repeat", str(args.repeat), "--books", args.books, "--json", out.name]
+                       "--repeat", str(args.repeat), "--books", args.books, "--stopwords", args.stopwords,
+                       "--json", out.name]
                 print(f"round {round_ + 1}, {master}: {' '.join(cmd[1:])}", flush=True)
                 if subprocess.run(cmd).returncode != 0:
                     return 1
