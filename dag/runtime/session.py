@@ -10,9 +10,10 @@ Choices (each can be overridden through ``EngineConfig.spark_conf`` or the envir
   ``local-cluster``; on a real cluster (and for a borrowed session started without that setting),
   :func:`register_user_modules` makes cloudpickle ship such modules by value;
 - ``PYTHONHASHSEED`` is pinned (``"0"``) for the workers, so ``Partitioner.HASH_CODE`` agrees among them;
-- the Python worker daemon is ``dag.runtime.warm_daemon`` (``spark.python.daemon.module``): it imports
-  ``pyspark.worker`` and jetspark's task-side modules before it forks, so a fresh Python worker (the first ones,
-  and the replacement of a killed one) does not spend seconds importing them;
+- in local mode the Python worker daemon is ``dag.runtime.warm_daemon`` (``spark.python.daemon.module``): it
+  imports ``pyspark.worker`` and jetspark's task-side modules before it forks, so a fresh Python worker (the
+  first ones, and the replacement of a killed one) does not spend seconds importing them (a real cluster keeps
+  Spark's daemon: its executors may receive jetspark through ``--py-files``, added only per task);
 - quiet: a log4j2 configuration at level ERROR for the driver JVM (unless ``spark.driver.extraJavaOptions`` is
   set), log level ERROR, no console progress bar (the engine has its own, ``EngineConfig.progress``). It also
   drops Spark's start-up lines about the default log level, and the loggers that report a failed task
@@ -141,12 +142,14 @@ def _defaults(config: Any) -> dict[str, str]:
         "spark.executorEnv.PYTHONHASHSEED": "0",
         "spark.executorEnv.PYTHONPATH": path,
         "spark.sql.execution.arrow.pyspark.enabled": "false",
-        "spark.python.daemon.module": "dag.runtime.warm_daemon",  # fresh Python workers start with jetspark loaded
     }
     if "PYSPARK_PYTHON" not in os.environ and "spark.pyspark.python" not in config.spark_conf:
         conf["spark.pyspark.python"] = sys.executable
     if on_this_machine(config.master):
         conf.update(LOOPBACK_CONF)
+        # fresh Python workers start with jetspark loaded; local only: a cluster's executors may get jetspark
+        # as --py-files, which Spark adds to sys.path after its daemon module is imported
+        conf["spark.python.daemon.module"] = "dag.runtime.warm_daemon"
         if "SPARK_DRIVER_MEMORY" not in os.environ:
             conf["spark.driver.memory"] = local_driver_memory()
     if "spark.driver.extraJavaOptions" not in config.spark_conf:

@@ -10,9 +10,14 @@ from dag import EngineConfig
 from dag.runtime.session import _defaults
 
 
-def test_session_defaults_when_local_or_cluster_then_warm_daemon_module():
-    for master in ("local[2]", "local-cluster[2,1,1024]", "spark://cluster:7077"):
+def test_session_defaults_when_local_then_warm_daemon_module():
+    for master in ("local[2]", "local-cluster[2,1,1024]"):
         assert _defaults(EngineConfig(master=master))["spark.python.daemon.module"] == "dag.runtime.warm_daemon"
+
+
+def test_session_defaults_when_real_cluster_then_spark_daemon_kept():
+    # a cluster's executors may get jetspark through --py-files, which Spark's own daemon does not need
+    assert "spark.python.daemon.module" not in _defaults(EngineConfig(master="spark://cluster:7077"))
 
 
 def test_preload_when_imported_then_modules_loaded_and_no_thread_started():
