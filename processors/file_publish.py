@@ -15,6 +15,11 @@ execution of a restarting job):
 - ``close(error)`` (the job failed or was cancelled) removes the staging directory: nothing of the job is
   published. The runtime calls it after every task of the job has ended.
 
+A pipelined job that restarts from a snapshot (guarantee other than NONE) inits the meta supplier again for
+the same job: the staging directory is kept and the processors append to their staged files (the lines of
+earlier executions stay; what followed the snapshot is written again: at-least-once). An execution from
+scratch (guarantee NONE: ``job.restart()``) gets a new staging directory, the old one removed.
+
 In a stream job (``context.unbounded``; also for ``exactly_once=True`` unless the guarantee is
 ``EXACTLY_ONCE``) nothing is staged: the processors append to the final files live (``processors.files``),
 and ``init`` deletes the earlier run's numbered files (not with ``append=True``) once per job id, so a restart,
@@ -40,6 +45,11 @@ from typing import Any, Callable
 from dag.errors import DagValidationError
 from processors.suppliers import ProcessorMetaSupplier, ProcessorSupplier
 from processors.transactional_files import _is_exactly_once
+
+
+def _is_none(context: Any) -> bool:
+    guarantee = getattr(context, "processing_guarantee", None)
+    return getattr(guarantee, "value", guarantee) in (None, "NONE")
 
 __all__ = ["STAGING_PREFIX", "WriteFileMetaSupplier", "checked_directory"]
 
@@ -71,6 +81,8 @@ class WriteFileMetaSupplier(ProcessorMetaSupplier):
         self._staging: Path | None = None
         self._vertex = ""
         self._replaced_for: int | None = None  # the job whose live output replaced the earlier run's
+        self._staged_for: int | None = None  # the job that made the staging directory
+        self._resumed = False  # this execution restarts from a snapshot: processors append to their staged files
 
     def init(self, context: Any) -> None:
         self._vertex = context.vertex_name
@@ -81,12 +93,19 @@ class WriteFileMetaSupplier(ProcessorMetaSupplier):
                 self._remove_numbered(path, keep=set())
             return
         if self._staged:
+            earlier, self._staging, self._resumed = self._staging, None, False
+            if earlier is not None and earlier.exists():
+                if self._staged_for == context.job_id and not _is_none(context):  # a restart from a snapshot
+                    self._staging, self._resumed = earlier, True
+                    return
+                shutil.rmtree(earlier, ignore_errors=True)  # an execution from scratch starts clean
             self._staging = path / f"{STAGING_PREFIX}{uuid.uuid4().hex}"
             self._staging.mkdir()
+            self._staged_for = context.job_id
 
     def get(self, member_indices: list[int]) -> Callable[[int], ProcessorSupplier]:
         staging = None if self._staging is None else str(self._staging)
-        supplier = ProcessorSupplier.of(functools.partial(self._factory, staging, self._append))
+        supplier = ProcessorSupplier.of(functools.partial(self._factory, staging, self._append, resume=self._resumed))
         return lambda member: supplier
 
     def close(self, error: BaseException | None) -> None:

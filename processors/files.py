@@ -169,12 +169,13 @@ def write_file_p(
     return WriteFileMetaSupplier(os.fspath(directory), factory, append=append)
 
 
-def _plain(directory: str, to_string_fn: Callable, encoding: str, staging: str | None, append: bool) -> "WriteFileP":
-    return WriteFileP(directory, to_string_fn, encoding, staging=staging, append=append)
+def _plain(directory: str, to_string_fn: Callable, encoding: str, staging: str | None, append: bool,
+           resume: bool = False) -> "WriteFileP":
+    return WriteFileP(directory, to_string_fn, encoding, staging=staging, append=append, resume=resume)
 
 
 def _transactional(cls: type, directory: str, to_string_fn: Callable, encoding: str, staging: str | None,
-                   append: bool) -> Any:
+                   append: bool, resume: bool = False) -> Any:
     return cls(directory, to_string_fn, encoding)
 
 
@@ -357,8 +358,9 @@ class WriteFileP(Processor):
     (``context.unbounded``) it appends to ``directory/<index>`` itself and flushes at most
     :data:`LIVE_FLUSH_SECONDS` after a line was written (module docstring, "live")."""
 
-    def __init__(self, directory, to_string_fn, encoding, staging=None, append=False):
+    def __init__(self, directory, to_string_fn, encoding, staging=None, append=False, resume=False):
         self._directory = directory
+        self._resume = resume  # a restart from a snapshot: append to the staged file an earlier execution wrote
         self._to_string_fn = to_string_fn
         self._encoding = encoding
         self._staging = staging
@@ -391,11 +393,13 @@ class WriteFileP(Processor):
                     "on this machine; the driver and the processors must share the file system of "
                     f"'{self._directory}' (use write_text_p for per-machine or distributed storage)"
                 )
-            self._temp_path = staging / name
-        else:
-            directory = checked_directory(self._directory, self._vertex)
-            self._final_path = directory / name
-            self._temp_path = directory / f".{name}.{uuid.uuid4().hex}.tmp"
+            # the meta supplier owns the staged file: it stays when the processor fails (a restart from a
+            # snapshot appends to it; a failed job's staging directory is removed as a whole)
+            self._file = open(staging / name, "a" if self._resume else "w", encoding=self._encoding, newline="")
+            return
+        directory = checked_directory(self._directory, self._vertex)
+        self._final_path = directory / name
+        self._temp_path = directory / f".{name}.{uuid.uuid4().hex}.tmp"
         self._file = open(self._temp_path, "w", encoding=self._encoding, newline="")
 
     def process(self, ordinal: int, inbox) -> None:
@@ -418,11 +422,8 @@ class WriteFileP(Processor):
 
     def complete(self) -> bool:
         self._file.close()
-        if self._live:
-            self._unflushed_since = None
-            return True
-        if self._final_path is None:  # staged: the driver publishes the job's files when it succeeded
-            self._temp_path = None
+        self._unflushed_since = None
+        if self._final_path is None:  # live, or staged (the driver publishes the job's files when it succeeded)
             return True
         if self._append:
             with open(self._temp_path, "rb") as src, open(self._final_path, "ab") as dst:

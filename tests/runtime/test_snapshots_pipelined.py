@@ -235,6 +235,18 @@ def test_at_least_once_when_restarted_then_nothing_lost(engine, tmp_path):
     assert _counts(engine.get_list("alo"))[0] == 0
 
 
+def test_at_least_once_plain_file_sink_when_restarted_then_no_line_lost_and_nothing_staged(engine, tmp_path):
+    out = tmp_path / "out"
+    markers = tmp_path / "m"
+    markers.mkdir()
+    dag = _pipeline(write_file_p(out), lambda: FailAt([N // 3, 2 * N // 3], markers))
+    job = _run(engine, dag, _config(AT_LEAST_ONCE))
+    assert job.metrics().restarts >= 1
+    lines = [int(x) for f in out.iterdir() for x in f.read_text().split()]
+    assert _counts(lines)[0] == 0  # the lines staged before the restart are published too
+    assert not [f.name for f in out.iterdir() if f.name.startswith(".")]
+
+
 def test_none_when_restartable_error_then_job_fails_with_it(engine, tmp_path):
     dag = _pipeline(write_list_p("none"), lambda: FailAt([N // 2], tmp_path))
     with pytest.raises(JobFailedError, match="injected") as failure:
