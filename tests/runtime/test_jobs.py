@@ -3,6 +3,7 @@ cancellation, named jobs, driver collections and the plan's explain output."""
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 
@@ -279,19 +280,41 @@ def test_failure_when_supplier_returns_wrong_count_then_clear_error(engine):
     assert info.value.vertex == "wrong"
 
 
-def test_progress_when_enabled_then_prints_stage_lines(engine, capsys):
+class WaitsForFile(AbstractProcessor):
+    """Holds its task running until ``release`` exists (at most 60 s), so a progress poll can see it."""
+
+    def __init__(self, release):
+        super().__init__()
+        self.release = release
+
+    def try_process0(self, item):
+        deadline = time.monotonic() + 60
+        while not os.path.exists(self.release) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return True
+
+
+def test_progress_when_enabled_then_prints_stage_lines(engine, capsys, tmp_path):
     from dag import Engine, EngineConfig
 
     eng = Engine(EngineConfig(progress=True), spark=engine.spark)
     src = unique("nums")
-    eng.get_list(src).extend(range(12))
+    eng.get_list(src).extend(range(3))
+    release = str(tmp_path / "release")
     dag = DAG()
     s = dag.new_vertex("numbers", read_list_p(src), local_parallelism=1)
-    w = dag.new_vertex("slow", Slow, local_parallelism=1)
+    w = dag.new_vertex("slow", lambda: WaitsForFile(release), local_parallelism=1)
     dag.edge(between(s, w))
     job = eng.new_job(dag, JobConfig(name=unique("progress")))
+    err, deadline = "", time.monotonic() + 60
+    try:  # Spark's status tracker lags its listener bus, by seconds after busy tests: wait for the line
+        while " tasks (1 running)" not in err and time.monotonic() < deadline:
+            time.sleep(0.1)
+            err += capsys.readouterr().err
+    finally:
+        open(release, "w").close()
     job.join()
-    err = capsys.readouterr().err
+    err += capsys.readouterr().err
     assert f"[{job.name}] numbers, slow: count() (runs the sink processors)" in err
     assert f"[{job.name}] stage " in err and " tasks (1 running)" in err
 
