@@ -42,6 +42,13 @@ def expected_windows(trades: list[tuple], window_ms: int, slide_ms: int) -> dict
     return dict(counts)
 
 
+def assert_each_window_once_with_its_count(lines: list[tuple], by_line_key: dict) -> None:
+    """Every ``(time, ticker, count)`` line appears once and carries the count the generated trades give."""
+    assert len(lines) == len({(t, k) for t, k, _ in lines}), "a window line was emitted twice"
+    wrong = [(t, k, n, by_line_key.get((t, k))) for t, k, n in lines if by_line_key.get((t, k)) != n]
+    assert wrong == []
+
+
 def test_trade_monitor_dag_is_the_manuals() -> None:
     dag = tm.build_dag("out")
     assert [v.name for v in dag] == ["trade-source", "sliding-stage-1", "sliding-stage-2", "format-output", "sink"]
@@ -95,9 +102,7 @@ def test_trade_monitor_when_run_then_window_counts_match_the_generated_trades(en
     with pytest.raises(CancellationError):
         job.join(timeout=60)
     lines = emitted()
-    assert len(lines) == len({(t, k) for t, k, _ in lines}), "a window was emitted twice"
-    wrong = [(t, k, n, by_line_key.get((t, k))) for t, k, n in lines if by_line_key.get((t, k)) != n]
-    assert wrong == []
+    assert_each_window_once_with_its_count(lines, by_line_key)
     assert sum(n for _, _, n in lines) >= len(generator.generated)  # each trade counted in about 10 windows
     assert not [t for t in threading.enumerate() if t.name == "trade-generator"]
 
@@ -176,7 +181,5 @@ def test_trade_monitor_when_error_and_killed_worker_injected_then_every_window_l
     with pytest.raises(CancellationError):
         job.join(timeout=60)
     lines = emitted()
-    assert len(lines) == len({(t, k) for t, k, _ in lines}), "a window line was published twice"
-    wrong = [(t, k, n, by_line_key.get((t, k))) for t, k, n in lines if by_line_key.get((t, k)) != n]
-    assert wrong == []  # no trade lost or counted twice in any published window
+    assert_each_window_once_with_its_count(lines, by_line_key)  # no trade lost or counted twice in any window
     assert job.metrics().restarts == 2
