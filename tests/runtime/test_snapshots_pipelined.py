@@ -364,6 +364,40 @@ def test_suspend_resume_restart_when_stream_job_then_output_contiguous_and_exact
     assert items == list(range(len(items)))  # every published item once, none skipped
 
 
+def test_suspend_when_terminal_snapshot_fails_then_suspends_and_resumes_from_last_complete(engine, monkeypatch, caplog):
+    from dag.runtime.snapshot_coordinator import SnapshotCoordinator
+
+    dag = DAG()
+    source = dag.new_vertex("ticks", _stream_sequence())
+    dag.edge(between(source, dag.new_vertex("sink", write_list_p("suspend-failed"), local_parallelism=1)))
+    out = engine.get_list("suspend-failed")
+    job = engine.new_job(dag, _config(EXACTLY_ONCE, snapshot_interval_ms=200))
+    try:
+        _wait_for(lambda: len(out) > 300 and job.metrics().last_snapshot is not None)
+        complete_if_ready = SnapshotCoordinator.complete_if_ready
+
+        def failing(self, now=0.0):
+            if self.in_progress is not None:
+                raise OSError("no space left on device (injected)")
+            return complete_if_ready(self, now)
+
+        monkeypatch.setattr(SnapshotCoordinator, "complete_if_ready", failing)
+        with caplog.at_level(logging.WARNING, logger="jetspark.snapshots"):
+            job.suspend()  # as in Jet: the terminal snapshot fails, the job suspends anyway
+        assert job.status is JobStatus.SUSPENDED
+        assert "suspending anyway, the job will resume from snapshot" in caplog.text
+        monkeypatch.undo()
+        frozen = len(out)
+        job.resume()
+        _wait_for(lambda: len(out) > frozen + 300)
+    finally:
+        job.cancel()
+        with pytest.raises(JobFailedError):
+            job.join(timeout=TIMEOUT)
+    items = list(out)
+    assert items == list(range(len(items)))  # rolled back to the last complete snapshot: nothing lost or repeated
+
+
 def test_suspend_resume_restart_when_guarantee_none_then_each_execution_starts_from_scratch(engine):
     dag = DAG()
     source = dag.new_vertex("ticks", _stream_sequence())

@@ -27,7 +27,8 @@
   stage starts. :class:`RestartTimeline` logs, at debug level, when each of these steps happened;
 - **suspend/resume/restart** (``job.suspend()``, ``job.resume()``, ``job.restart()``; ``suspension.py``): a
   snapshot is taken at once, the execution stops after it completed (status SUSPENDED; what ran after the
-  snapshot is rolled back like after a failure), and ``resume`` starts a new execution from that snapshot;
+  snapshot is rolled back like after a failure), and ``resume`` starts a new execution from that snapshot (if it
+  fails or times out, the job suspends anyway and resumes from the last complete one, as in Jet);
   ``restart`` is both;
 - **driver-side sinks** of an EXACTLY_ONCE job stage their items in a :class:`~dag.runtime.sink_ledger.SinkLedger`
   (``STAGE_TOPIC``), sealed per snapshot (``SEAL_TOPIC``); a completed job publishes what remains.
@@ -224,14 +225,27 @@ class SnapshotRun(Suspension):
 
     # ------------------------------------------------------------------ suspend, resume, restart
     def _before_stop(self) -> None:
-        """Take a snapshot now and wait until it completed (the state the suspended job resumes from)."""
+        """Take the terminal snapshot and wait until it completed or failed. As in Jet, a terminal snapshot that
+        fails (or does not complete within :data:`SNAPSHOT_TIMEOUT`) does not stop the suspension: the job then
+        resumes from the last snapshot that did complete (from scratch if none did)."""
         target = self.coordinator.request_now()
         deadline = time.monotonic() + SNAPSHOT_TIMEOUT
         while (self.coordinator.last_complete or -1) < target:
-            if time.monotonic() > deadline or self.run.stage_done.is_set():
-                raise JobFailedError(f"Job '{self.job.name}': no snapshot completed within {SNAPSHOT_TIMEOUT:.0f} "
-                                     "s, so it was not suspended", job_name=self.job.name)
+            if self.run.stage_done.is_set():
+                raise JobFailedError(f"Job '{self.job.name}' ended before its terminal snapshot completed, so it "
+                                     "was not suspended", job_name=self.job.name)
+            if self._failed(target) or time.monotonic() > deadline:
+                last = self.coordinator.last_complete
+                _log.warning("Job '%s': terminal snapshot %d %s; suspending anyway, the job will resume %s",
+                             self.job.name, target, "failed" if self._failed(target) else
+                             f"did not complete within {SNAPSHOT_TIMEOUT:.0f} s",
+                             "from scratch" if last is None else f"from snapshot {last}")
+                return
             time.sleep(TICK_SECONDS)
+
+    def _failed(self, snapshot_id: int) -> bool:
+        with self._lock:
+            return [snapshot_id, False] in self.finish_log
 
     def _restore_point(self) -> int | None:
         return self.coordinator.prepare_restart()
@@ -293,6 +307,7 @@ class SnapshotRun(Suspension):
         if snapshot_id is not None:
             with self._lock:
                 self.finish_log.append([snapshot_id, success])
+                del self.finish_log[:-64]  # the tasks see the last 32 (status reply); a long job keeps no more
 
     def _spec(self, restore_id: int | None) -> SnapshotSpec:
         spec = SnapshotSpec(aligned=self.aligned, directory=self.root, job_key=self.store.job_dir.name,
