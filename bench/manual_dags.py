@@ -5,9 +5,12 @@ does, because users write them that way:
 
 - word count: ``source`` (``read_map_p``) at local parallelism 1; ``doc-lines`` emits the raw lines and
   ``tokenize`` lower-cases each line before splitting it (Java: ``delimiter.split(line.toLowerCase())``);
-- TF-IDF: ``doc-source`` and ``doc-lines`` at local parallelism 1 (besides ``stopword-source`` and
-  ``doc-count``), ``doc-lines`` a non-cooperative ``flat_map_using_context_p`` and ``tokenize`` an
-  ``AbstractProcessor`` with a ``FlatMapper`` emitting ``(doc_id, word)`` tuples (the example's processors).
+- TF-IDF: the manual's ``doc-source -> doc-lines -> tokenize -> tf -> tf-idf`` (the example counts each
+  document's words in one ``tf`` vertex instead), ``doc-source`` and ``doc-lines`` at local parallelism 1
+  (besides ``stopword-source`` and ``doc-count``), ``doc-lines`` a non-cooperative
+  ``flat_map_using_context_p``, ``tokenize`` an ``AbstractProcessor`` with a ``FlatMapper`` emitting
+  ``(doc_id, word)`` tuples (:class:`TokenizeP`), ``tf`` counting the pairs after a shuffle by pair and
+  ``tf-idf`` (:class:`TfIdfP`) grouping the ``((doc_id, word), tf)`` entries after a shuffle by word.
 
 Both read the driver-side map ``docs`` and write ``counts`` / ``index`` exactly as the examples do, so the
 benchmark checks them against the same reference results.
@@ -15,6 +18,7 @@ benchmark checks them against the same reference results.
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -23,6 +27,7 @@ import word_count
 from dag import DAG
 from edges import Partitioner, between, from_
 from processors import (
+    AbstractProcessor,
     ContextFactory,
     accumulate_by_key_p,
     aggregate_by_key_p,
@@ -33,12 +38,15 @@ from processors import (
     entry_key,
     flat_map_p,
     flat_map_using_context_p,
+    lazy,
     read_map_p,
+    traverse_iterable,
     whole_item,
     write_map_p,
 )
 
-__all__ = ["word_count_dag", "tf_idf_dag", "count_words", "build_index", "doc_lines", "tokenize"]
+__all__ = ["word_count_dag", "tf_idf_dag", "count_words", "build_index", "doc_lines", "tokenize", "doc_lines_of",
+           "TokenizeP", "TfIdfP"]
 
 _WORDS = re.compile(r"\w+", re.ASCII).findall
 
@@ -52,6 +60,67 @@ def doc_lines(doc: tuple[int, str]) -> list[str]:
 def tokenize(line: str) -> list[str]:
     """The manual's tokenizer: the line lower-cased and split on ``\\W+``, empty pieces dropped."""
     return _WORDS(line.lower())
+
+
+def doc_lines_of(_context: None, doc: tuple[int, str]) -> list[tuple[int, str]]:
+    """TF-IDF's ``doc-lines``: ``(doc_id, line)`` for every line of the document ``(doc_id, path)``."""
+    doc_id, path = doc
+    return [(doc_id, line) for line in tf_idf.read_document(path).splitlines()]
+
+
+class TokenizeP(AbstractProcessor):
+    """Ordinal 0: the stopword set (arrives first). Ordinal 1: ``(doc_id, line)`` -> ``(doc_id, word)`` items."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._stopwords: frozenset[str] = frozenset()
+        self._flat_mapper = self.flat_mapper(self._doc_words)
+
+    def _doc_words(self, item: tuple[int, str]) -> list[tuple[int, str]]:
+        doc_id, line = item
+        stopwords = self._stopwords
+        return [(doc_id, word) for word in _WORDS(line.lower()) if word not in stopwords]
+
+    def try_process0(self, item: frozenset[str]) -> bool:
+        self._stopwords = item
+        return True
+
+    def try_process1(self, item: tuple[int, str]) -> bool:
+        return self._flat_mapper.try_process(item)
+
+
+class TfIdfP(AbstractProcessor):
+    """Ordinal 0: the document count D (arrives first). Ordinal 1: ``((doc_id, word), tf)`` entries.
+
+    Groups the entries by word and, in ``complete()``, emits ``(word, [(doc_id, tf * (ln D - ln df)), ...])``.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._log_doc_count = 0.0
+        self._word_doc_tf: dict[str, list[tuple[int, int]]] = {}
+        self._index = lazy(lambda: traverse_iterable(self._word_doc_tf.items()).map(self._to_index_entry))
+
+    def try_process0(self, item: int) -> bool:
+        self._log_doc_count = math.log(item)
+        return True
+
+    def try_process1(self, item: tuple[tuple[int, str], int]) -> bool:
+        (doc_id, word), tf = item
+        postings = self._word_doc_tf.get(word)
+        if postings is None:
+            self._word_doc_tf[word] = [(doc_id, tf)]
+        else:
+            postings.append((doc_id, tf))
+        return True
+
+    def complete(self) -> bool:
+        return self.emit_from_traverser(self._index)
+
+    def _to_index_entry(self, word_postings: tuple[str, list[tuple[int, int]]]) -> tuple[str, list[tuple[int, float]]]:
+        word, postings = word_postings
+        idf = self._log_doc_count - math.log(len(postings))
+        return entry(word, [(doc_id, tf * idf) for doc_id, tf in postings])
 
 
 def word_count_dag() -> DAG:
@@ -82,12 +151,12 @@ def tf_idf_dag(stopwords: str | Path) -> DAG:
     doc_count = dag.new_vertex("doc-count", aggregate_p(counting()), local_parallelism=1)
     lines = dag.new_vertex(
         "doc-lines",
-        flat_map_using_context_p(ContextFactory.with_create_fn(lambda: None).non_cooperative(), tf_idf.doc_lines),
+        flat_map_using_context_p(ContextFactory.with_create_fn(lambda: None).non_cooperative(), doc_lines_of),
         local_parallelism=1,
     )
-    tokenizer = dag.new_vertex("tokenize", tf_idf.TokenizeP)
+    tokenizer = dag.new_vertex("tokenize", TokenizeP)
     tf = dag.new_vertex("tf", aggregate_by_key_p([whole_item], counting(), entry))
-    scores = dag.new_vertex("tf-idf", tf_idf.TfIdfP)
+    scores = dag.new_vertex("tf-idf", TfIdfP)
     sink = dag.new_vertex("sink", write_map_p(tf_idf.INDEX_MAP))
     return (
         dag.edge(between(stopword_source, tokenizer).broadcast().priority(-1))

@@ -1,22 +1,29 @@
-"""The TF-IDF inverted index of the Jet manual (section 8.2.3) and a search over it.
+"""The TF-IDF inverted index of the Jet manual (section 8.2.3) and a search over it, written to run fast.
 
 ::
 
-    stopword-source ─(broadcast, priority -1)──────────────────► tokenize[0]
+    stopword-source ─(broadcast, priority -1)─────────────────────────────────────► tf[0]
     doc-source[0] ══(distributed broadcast)══► doc-count ─(broadcast, priority -1)─► tf-idf[0]
-    doc-source[1] ──► doc-lines ──► tokenize[1] ──(partitioned)──► tf ══(distributed partitioned by word)══► tf-idf[1]
+    doc-source[1] ──► tf[1] ══(distributed partitioned by word)══► tf-idf[1]
     tf-idf ──► sink
 
 - ``doc-source`` reads the driver-side map ``docs`` (document id -> file path) and emits every entry on both
-  its outbound edges. ``doc-count`` (one processor per member) sees every entry through the distributed
-  broadcast edge and emits the number of documents D; the local broadcast edge into ``tf-idf`` has priority -1,
-  so ``tf-idf`` knows D before its first TF entry arrives.
+  its outbound edges (a split). ``doc-count`` (one processor per member) sees every entry through the
+  distributed broadcast edge and emits the number of documents D; the local broadcast edge into ``tf-idf``
+  has priority -1, so ``tf-idf`` knows D before its first TF entry arrives.
 - ``stopword-source`` (one processor) reads the stopword file and emits the set in ``complete()``; it reaches
-  every ``tokenize`` processor before any line does (broadcast, priority -1).
-- ``doc-lines`` (non-cooperative: it does blocking file I/O) emits ``(doc_id, line)``; ``tokenize`` emits
-  ``(doc_id, word)`` for every word that is not a stopword; ``tf`` counts each pair; ``tf-idf`` groups the TF
-  entries by word and replaces each TF with ``tf * (ln D - ln df)``, df being the number of documents that
-  contain the word. The sink writes ``word -> [(doc_id, score), ...]`` to the driver-side map ``index``.
+  every ``tf`` processor before any document does (broadcast, priority -1).
+- ``tf`` (non-cooperative: it does blocking file I/O) reads each document whole, lower-cases it, splits it
+  with one regex call, counts the words and emits ``(word, (doc_id, tf))`` for every word that is not a
+  stopword: one item per distinct word of a document, not one per occurrence.
+- ``tf-idf`` (a join of D and the TF entries) gets every entry of a word, since the edge is partitioned by
+  word, and replaces each TF with ``tf * (ln D - ln df)``, df being the number of documents that contain the
+  word. The sink writes ``word -> [(doc_id, score), ...]`` to the driver-side map ``index``.
+
+The manual splits ``tf`` into ``doc-lines -> tokenize -> tf``: a ``(doc_id, line)`` item per line, a
+``(doc_id, word)`` item per word, counted after a shuffle by ``(doc_id, word)``, then shuffled again by word.
+All of a document's words come from one processor, so counting them there is exact and saves that shuffle and
+most of the items; ``bench/manual_dags.py`` keeps the manual's shape for comparison (``bench/README.md``).
 
 Tokens are those of word count (lower-cased, split on ASCII ``\\W+``); files are read as UTF-8 without BOM.
 
@@ -36,6 +43,7 @@ import argparse
 import math
 import re
 import sys
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -45,16 +53,13 @@ from edges import Partitioner, between, from_
 from jetspark_cli.spec import JobSpec
 from processors import (
     AbstractProcessor,
-    ContextFactory,
-    aggregate_by_key_p,
     aggregate_p,
     counting,
     entry,
-    flat_map_using_context_p,
+    entry_key,
     lazy,
     read_map_p,
     traverse_iterable,
-    whole_item,
     write_map_p,
 )
 
@@ -85,28 +90,32 @@ class StopwordsP(AbstractProcessor):
         return self.try_emit(self._stopwords)
 
 
-def doc_lines(_context: None, doc: tuple[int, str]) -> list[tuple[int, str]]:
-    """``(doc_id, line)`` for every line of the document ``(doc_id, path)``."""
-    doc_id, path = doc
+def read_document(path: str) -> str:
+    """The text of the file at ``path`` (UTF-8, BOM stripped); a clear error naming the file when it is not UTF-8."""
     try:
         with open(path, encoding="utf-8-sig") as f:
-            return [(doc_id, line) for line in f.read().splitlines()]
+            return f.read()
     except UnicodeDecodeError as exc:
         raise ValueError(undecodable(path, exc)) from None
 
 
-class TokenizeP(AbstractProcessor):
-    """Ordinal 0: the stopword set (arrives first). Ordinal 1: ``(doc_id, line)`` -> ``(doc_id, word)`` items."""
+class TfP(AbstractProcessor):
+    """Ordinal 0: the stopword set (arrives first). Ordinal 1: a document ``(doc_id, path)`` -> a
+    ``(word, (doc_id, tf))`` entry for each distinct word of the document that is not a stopword."""
 
     def __init__(self) -> None:
         super().__init__()
         self._stopwords: frozenset[str] = frozenset()
-        self._flat_mapper = self.flat_mapper(self._doc_words)
+        self._flat_mapper = self.flat_mapper(self._term_frequencies)
 
-    def _doc_words(self, item: tuple[int, str]) -> list[tuple[int, str]]:
-        doc_id, line = item
+    def is_cooperative(self) -> bool:
+        return False  # it reads files
+
+    def _term_frequencies(self, doc: tuple[int, str]) -> list[tuple[str, tuple[int, int]]]:
+        doc_id, path = doc
         stopwords = self._stopwords
-        return [(doc_id, word) for word in _words(line.lower()) if word not in stopwords]
+        counts = Counter(_words(read_document(path).lower()))
+        return [(word, (doc_id, tf)) for word, tf in counts.items() if word not in stopwords]
 
     def try_process0(self, item: frozenset[str]) -> bool:
         self._stopwords = item
@@ -117,7 +126,7 @@ class TokenizeP(AbstractProcessor):
 
 
 class TfIdfP(AbstractProcessor):
-    """Ordinal 0: the document count D (arrives first). Ordinal 1: ``((doc_id, word), tf)`` entries.
+    """Ordinal 0: the document count D (arrives first). Ordinal 1: ``(word, (doc_id, tf))`` entries.
 
     Groups the entries by word and, in ``complete()``, emits ``(word, [(doc_id, tf * (ln D - ln df)), ...])``.
     """
@@ -132,13 +141,13 @@ class TfIdfP(AbstractProcessor):
         self._log_doc_count = math.log(item)
         return True
 
-    def try_process1(self, item: tuple[tuple[int, str], int]) -> bool:
-        (doc_id, word), tf = item
+    def try_process1(self, item: tuple[str, tuple[int, int]]) -> bool:
+        word, posting = item
         postings = self._word_doc_tf.get(word)
         if postings is None:
-            self._word_doc_tf[word] = [(doc_id, tf)]
+            self._word_doc_tf[word] = [posting]
         else:
-            postings.append((doc_id, tf))
+            postings.append(posting)
         return True
 
     def complete(self) -> bool:
@@ -148,10 +157,6 @@ class TfIdfP(AbstractProcessor):
         word, postings = word_postings
         idf = self._log_doc_count - math.log(len(postings))
         return entry(word, [(doc_id, tf * idf) for doc_id, tf in postings])
-
-
-def _word_of_tf_entry(item: tuple[tuple[int, str], int]) -> str:
-    return item[0][1]
 
 
 # ------------------------------------------------------------------------------------------------------ DAG
@@ -164,22 +169,15 @@ def build_dag(stopwords: str | Path = STOPWORDS) -> DAG:
     stopword_source = dag.new_vertex("stopword-source", lambda: StopwordsP(stopwords_path), local_parallelism=1)
     doc_source = dag.new_vertex("doc-source", read_map_p(DOCS_MAP))
     doc_count = dag.new_vertex("doc-count", aggregate_p(counting()), local_parallelism=1)
-    lines = dag.new_vertex(
-        "doc-lines",
-        flat_map_using_context_p(ContextFactory.with_create_fn(lambda: None).non_cooperative(), doc_lines),
-    )
-    tokenize = dag.new_vertex("tokenize", TokenizeP)
-    tf = dag.new_vertex("tf", aggregate_by_key_p([whole_item], counting(), entry))
+    tf = dag.new_vertex("tf", TfP)
     tf_idf = dag.new_vertex("tf-idf", TfIdfP)
     sink = dag.new_vertex("sink", write_map_p(INDEX_MAP))
     return (
-        dag.edge(between(stopword_source, tokenize).broadcast().priority(-1))
+        dag.edge(between(stopword_source, tf).broadcast().priority(-1))
         .edge(between(doc_source, doc_count).distributed().broadcast())
-        .edge(from_(doc_source, 1).to(lines))
-        .edge(from_(lines).to(tokenize, 1))
-        .edge(between(tokenize, tf).partitioned(whole_item, Partitioner.HASH_CODE))
+        .edge(from_(doc_source, 1).to(tf, 1))
         .edge(between(doc_count, tf_idf).broadcast().priority(-1))
-        .edge(from_(tf).to(tf_idf, 1).distributed().partitioned(_word_of_tf_entry, Partitioner.HASH_CODE))
+        .edge(from_(tf).to(tf_idf, 1).distributed().partitioned(entry_key, Partitioner.HASH_CODE))
         .edge(between(tf_idf, sink))
     )
 

@@ -15,8 +15,9 @@ hand-written Core DAG of ``tf_idf.py``; same index, same ``search``.
                  .map(to_index_entry))                                   # word -> [(doc id, tf-idf), ...]
     index.write_to(Sinks.map("index"))
 
-The Core DAG does the same work in fewer vertices (the stopwords and D reach its custom processors on
-prioritised broadcast edges instead of through hash-joins); ``bench/bench_pipeline.py`` measures the cost.
+This is the manual's shape, a ``(doc id, word)`` item per word counted after a shuffle; the Core DAG of
+``tf_idf.py`` counts each document's words where it reads them and gets the stopwords and D on prioritised
+broadcast edges instead of through hash-joins; ``bench/bench_pipeline.py`` measures the difference.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from pathlib import Path
 from corpus import BOOKS
 from pipeline import BatchSource, JoinClause, Pipeline, Sinks, Sources
 from processors import ProcessorMetaSupplier, counting, to_list, whole_item
-from tf_idf import DOCS_MAP, INDEX_MAP, STOPWORDS, StopwordsP, doc_lines, prepare
+from tf_idf import DOCS_MAP, INDEX_MAP, STOPWORDS, StopwordsP, prepare, read_document
 
 _words = re.compile(r"\w+", re.ASCII).findall
 
@@ -43,7 +44,8 @@ def _stopwords_source(path: str) -> BatchSource:
 
 
 def _doc_lines(doc: tuple[int, str]) -> list[tuple[int, str]]:
-    return doc_lines(None, doc)
+    doc_id, path = doc
+    return [(doc_id, line) for line in read_document(path).splitlines()]
 
 
 def doc_words(line_and_stopwords: tuple[tuple[int, str], frozenset[str]]) -> list[tuple[int, str]]:

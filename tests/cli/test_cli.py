@@ -234,7 +234,7 @@ def test_cli_when_render_plan_png_then_png_written(tmp_path: Path) -> None:
 def test_cli_when_explain_tf_idf_then_every_vertex_shown(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["explain", TF_IDF, "--master", "local[2]"]) == 0
     out = capsys.readouterr().out
-    for vertex in ("stopword-source", "doc-source", "doc-count", "doc-lines", "tokenize", "tf", "tf-idf", "sink"):
+    for vertex in ("stopword-source", "doc-source", "doc-count", "tf", "tf-idf", "sink"):
         assert vertex in out
 
 

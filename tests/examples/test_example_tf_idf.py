@@ -1,4 +1,4 @@
-"""examples/tf_idf.py: the manual's DAG (edges, priorities, parallelism), its custom processors, search(),
+"""examples/tf_idf.py: the DAG (edges, priorities, parallelism), its custom processors, search(),
 and the index built on the bundled sample checked against the independent reference computation."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import reference  # noqa: E402
 import tf_idf  # noqa: E402
 
 from edges import RoutingPolicy  # noqa: E402
+from processors import SAME_ITEMS_ANY_ORDER, verify_processor  # noqa: E402
 
 STOPWORDS = tf_idf.read_stopwords(tf_idf.STOPWORDS)
 
@@ -25,26 +26,46 @@ def _edge(dag, source: str, dest: str):
     return edge
 
 
-def test_tf_idf_dag_when_built_then_has_the_manuals_edges() -> None:
+def test_tf_idf_dag_when_built_then_has_the_manuals_splits_joins_and_prioritised_broadcasts() -> None:
     dag = tf_idf.build_dag()
-    assert {v.name for v in dag} == {
-        "stopword-source", "doc-source", "doc-count", "doc-lines", "tokenize", "tf", "tf-idf", "sink"
-    }
-    stop = _edge(dag, "stopword-source", "tokenize")
+    assert {v.name for v in dag} == {"stopword-source", "doc-source", "doc-count", "tf", "tf-idf", "sink"}
+    stop = _edge(dag, "stopword-source", "tf")
     assert (stop.routing_policy, stop.get_priority(), stop.dest_ordinal) == (RoutingPolicy.BROADCAST, -1, 0)
     count_in = _edge(dag, "doc-source", "doc-count")
     assert count_in.routing_policy is RoutingPolicy.BROADCAST and count_in.is_distributed
     count_out = _edge(dag, "doc-count", "tf-idf")
     assert (count_out.routing_policy, count_out.is_local, count_out.get_priority(), count_out.dest_ordinal) == (
         RoutingPolicy.BROADCAST, True, -1, 0)
-    assert _edge(dag, "doc-source", "doc-lines").source_ordinal == 1
-    assert _edge(dag, "doc-lines", "tokenize").dest_ordinal == 1
-    tf_in = _edge(dag, "tokenize", "tf")
-    assert tf_in.routing_policy is RoutingPolicy.PARTITIONED and tf_in.is_local
+    docs = _edge(dag, "doc-source", "tf")
+    assert (docs.source_ordinal, docs.dest_ordinal, docs.routing_policy) == (1, 1, RoutingPolicy.UNICAST)
     tf_out = _edge(dag, "tf", "tf-idf")
-    assert tf_out.is_distributed and tf_out.dest_ordinal == 1 and tf_out.key_fn(((3, "king"), 2)) == "king"
+    assert tf_out.routing_policy is RoutingPolicy.PARTITIONED and tf_out.is_distributed
+    assert tf_out.dest_ordinal == 1 and tf_out.key_fn(("king", (3, 2))) == "king"
     assert dag.get_vertex("doc-count").local_parallelism == 1
     assert dag.get_vertex("stopword-source").local_parallelism == 1
+
+
+def test_tf_processor_when_stopwords_then_document_then_one_entry_per_distinct_word(tmp_path) -> None:
+    doc = tmp_path / "doc.txt"
+    doc.write_bytes("\ufeffThe King's suit,\r\nthe KING and the queen\n".encode())
+    verify_processor(tf_idf.TfP).disable_snapshots().output_checker(SAME_ITEMS_ANY_ORDER) \
+        .inputs([[frozenset({"the", "and"})], [(7, str(doc))]], priorities=[-1, 0]) \
+        .expect_output([("king", (7, 2)), ("s", (7, 1)), ("suit", (7, 1)), ("queen", (7, 1))])
+
+
+def test_tf_processor_when_file_not_utf8_then_error_names_the_file(tmp_path) -> None:
+    doc = tmp_path / "latin.txt"
+    doc.write_bytes(b"ok\nna\xefve\n")
+    with pytest.raises(ValueError, match=r"latin\.txt': line 2"):
+        verify_processor(tf_idf.TfP).disable_snapshots().inputs([[frozenset()], [(1, str(doc))]], [-1, 0]) \
+            .expect_output([])
+
+
+def test_tf_idf_processor_when_count_then_entries_then_scores_by_word() -> None:
+    entries = [("king", (1, 2)), ("suit", (1, 1)), ("king", (3, 1))]
+    verify_processor(tf_idf.TfIdfP).disable_snapshots().output_checker(SAME_ITEMS_ANY_ORDER) \
+        .inputs([[4], entries], priorities=[-1, 0]) \
+        .expect_output([("king", [(1, 2 * math.log(2)), (3, math.log(2))]), ("suit", [(1, math.log(4))])])
 
 
 def test_search_when_phrase_then_stopwords_dropped_and_all_terms_required() -> None:
