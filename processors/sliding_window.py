@@ -347,14 +347,21 @@ class SlidingWindowP(WindowingProcessor):
             return
         window, create, empty = self.sliding_window, self._op.create_fn, self._empty_acc
         if self._fast_path is not None:  # int accumulators: + and - inline, 0 is empty
-            sign = 1 if fn is self._op.combine_fn else -1
             get = window.get
-            for key, acc in frame.items():  # (one dict access after the other per key: faster than C-level passes)
-                result = get(key, 0) + sign * acc
-                if result:
-                    window[key] = result
-                else:
-                    window.pop(key, None)
+            if fn is self._op.combine_fn:  # (one dict access after the other per key: faster than C-level passes)
+                for key, acc in frame.items():
+                    result = get(key, 0) + acc
+                    if result:
+                        window[key] = result
+                    else:
+                        window.pop(key, None)
+            else:
+                for key, acc in frame.items():
+                    result = get(key, 0) - acc
+                    if result:
+                        window[key] = result
+                    else:
+                        window.pop(key, None)
             return
         for key, acc in frame.items():
             current = window.get(key, _MISSING)

@@ -1,10 +1,11 @@
 """Whole-batch helpers of the sliding-window processors (``processors.sliding_window``), run in CPython's C code
-(``map``, ``min``/``max``, ``bisect``, ``collections._count_elements``) instead of a Python loop per item, with
+(``map``, ``starmap``, ``sorted``, ``min``/``max``, ``bisect``, ``collections._count_elements``) instead of a Python loop per item, with
 the per-item loop's results in the same order:
 
 - :func:`frame_runs` cuts a batch into runs of consecutive items of one frame: the whole batch when its lowest and
-  highest timestamps share a frame, else (timestamps in order) one ``bisect`` per frame; ``None`` when a batch in
-  no order spans frames (the caller takes the per-item loop);
+  highest timestamps share a frame (in order, as a sort finds in one pass, its first and last ones; else ``min``
+  and ``max``), else (timestamps in order) one ``bisect`` per frame; ``None`` when a batch in no order spans
+  frames (the caller takes the per-item loop);
 - :func:`count_into` counts keys into a frame (``counting()`` in stage 1 or in the single stage);
 - :func:`stamped_chunks` makes a window's ``TimestampedEntry`` outputs a chunk at a time.
 
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import _count_elements  # type: ignore[attr-defined]  # the C loop behind Counter.update
-from itertools import islice, repeat
+from itertools import islice, repeat, starmap
 from operator import le
 from typing import Iterator
 
@@ -48,11 +49,14 @@ def frame_runs(timestamps: list, size: int, shift: int, offset: int) -> list[tup
     (True, [(4, 0, 2)])
     """
     base, lift = shift + offset, size - shift
-    lo, hi = min(timestamps), max(timestamps)
+    # in order, told by sorting (one C-level pass over sorted ints, cheaper than min + max) unless the first items
+    # already show that they are not (a batch in no order is not sorted)
+    ordered = all(map(le, timestamps[:8], timestamps[1:9])) and sorted(timestamps) == timestamps
+    lo, hi = (timestamps[0], timestamps[-1]) if ordered else (min(timestamps), max(timestamps))
     first = lo - (lo - base) % size + lift
     if first == hi - (hi - base) % size + lift:
         return [(first, 0, len(timestamps))]
-    if not all(map(le, timestamps, islice(timestamps, 1, None))):
+    if not ordered:
         return None
     runs, start, n = [], 0, len(timestamps)
     while start < n:
@@ -72,10 +76,11 @@ def count_into(frame: dict, keys: list) -> None:
 def stamped_chunks(end: int, window: dict, chunk: int) -> Iterator[list]:
     """The window's ``TimestampedEntry(end, key, acc)`` outputs, ``chunk`` at a time (made lazily, so that few are
     alive at once; ``window`` must not change meanwhile)."""
-    triples = zip(window, window.values(), repeat(end))
-    cls = repeat(TimestampedEntry)
+    # tuple.__new__(TimestampedEntry, (key, acc, end)) per entry; starmap hands it each argument tuple as it is
+    # (map would build one per call)
+    entries = starmap(_new_tuple, zip(repeat(TimestampedEntry), zip(window, window.values(), repeat(end))))
     while True:
-        out = list(map(_new_tuple, cls, islice(triples, chunk)))
+        out = list(islice(entries, chunk))
         if not out:
             return
         yield out
