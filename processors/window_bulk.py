@@ -1,6 +1,6 @@
 """Whole-batch helpers of the sliding-window processors (``processors.sliding_window``), run in CPython's C code
-(``map``, ``starmap``, ``sorted``, ``min``/``max``, ``bisect``, ``collections._count_elements``) instead of a Python loop per item, with
-the per-item loop's results in the same order:
+(``map``, ``starmap``, ``sorted``, ``min``/``max``, ``bisect``, ``collections._count_elements``) instead of a
+Python loop per item, with the per-item loop's results in the same order:
 
 - :func:`frame_runs` cuts a batch into runs of consecutive items of one frame: the whole batch when its lowest and
   highest timestamps share a frame (in order, as a sort finds in one pass, its first and last ones; else ``min``
