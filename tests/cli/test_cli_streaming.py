@@ -10,7 +10,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,8 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(REPO / "examples")]
 
 import trade_monitor  # noqa: E402
+
+from tests.support import wait_for  # noqa: E402
 
 
 @pytest.fixture()
@@ -85,11 +86,8 @@ class _Reader:
         self.thread = threading.Thread(target=lambda: self.lines.extend(pipe), daemon=True)
         self.thread.start()
 
-    def wait_for(self, predicate, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while not predicate(self.lines):
-            assert time.monotonic() < deadline, f"timed out; got {self.lines[-20:]}"
-            time.sleep(0.1)
+    def wait_for(self, predicate, timeout: float, what: str) -> None:
+        wait_for(lambda: predicate(self.lines), timeout, lambda: f"{what}; got {self.lines[-20:]}", interval=0.1)
 
 
 @pytest.mark.spark
@@ -97,8 +95,8 @@ def test_run_stream_when_sigint_then_cancelled_with_status_130(stream_file: Path
     proc = _start([str(stream_file)], tmp_path)
     out, err = _Reader(proc.stdout), _Reader(proc.stderr)
     try:
-        out.wait_for(lambda lines: len(lines) >= 20, 180)
-        err.wait_for(lambda lines: any("sink" in line and "/s" in line for line in lines), 30)
+        out.wait_for(lambda lines: len(lines) >= 20, 180, "20 items on stdout")
+        err.wait_for(lambda lines: any("sink" in line and "/s" in line for line in lines), 30, "a status line")
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=120) == 130
     finally:

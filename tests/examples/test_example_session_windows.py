@@ -15,15 +15,8 @@ sys.path[:0] = [str(Path(__file__).resolve().parents[2] / "examples")]
 
 import session_windows as sw  # noqa: E402
 
-from dag import CancellationError  # noqa: E402
 from processors import Watermark, verify_processor  # noqa: E402
-
-
-def wait_for(predicate, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.1)
+from tests.support import running, wait_for  # noqa: E402
 
 
 def test_sessionize_when_gap_exceeds_timeout_then_new_session() -> None:
@@ -45,11 +38,9 @@ def test_session_processor_when_fed_clicks_then_same_as_sessionize() -> None:
 @pytest.mark.spark
 def test_session_windows_when_run_then_sessions_match_plain_python(engine) -> None:
     map_name, list_name = f"clicks-{uuid.uuid4().hex}", f"sessions-{uuid.uuid4().hex}"
-    job = engine.new_job(sw.build_dag(map_name, list_name))
     generator = sw.ClickGenerator(engine.get_map(map_name), users=3, seed=11)
     sessions = engine.get_list(list_name)
-    try:
-        generator.start()
+    with running(engine, sw.build_dag(map_name, list_name)) as job, generator:
         wait_for(lambda: job.metrics().total("click-source", "emittedCount") > 0, 180, "the source to emit")
         time.sleep(4)
         generator.stop()
@@ -59,11 +50,6 @@ def test_session_windows_when_run_then_sessions_match_plain_python(engine) -> No
         must_have = {s for s in expected if s[2] < top - sw.LAG_MS - 10}
         assert must_have
         wait_for(lambda: must_have <= set(map(sw.as_tuple, list(sessions))), 60, "the closed sessions")
-    finally:
-        generator.stop()
-        job.cancel()
-    with pytest.raises(CancellationError):
-        job.join(timeout=60)
     emitted = [sw.as_tuple(r) for r in sessions]
     assert len(emitted) == len(set(emitted)), "a session was emitted twice"
     assert set(emitted) <= set(expected)

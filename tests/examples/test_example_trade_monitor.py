@@ -19,16 +19,10 @@ sys.path[:0] = [str(Path(__file__).resolve().parents[2] / "examples")]
 
 import trade_monitor as tm  # noqa: E402
 
-from dag import CancellationError, RestartableError  # noqa: E402
+from dag import RestartableError  # noqa: E402
 from edges import RoutingPolicy  # noqa: E402
 from processors.stream_sources import is_stream_source  # noqa: E402
-
-
-def wait_for(predicate, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.1)
+from tests.support import running, wait_for  # noqa: E402
 
 
 def expected_windows(trades: list[tuple], window_ms: int, slide_ms: int) -> dict[tuple[int, str], int]:
@@ -40,6 +34,23 @@ def expected_windows(trades: list[tuple], window_ms: int, slide_ms: int) -> dict
             if end - window_ms <= ts < end:
                 counts[end, ticker] += 1
     return dict(counts)
+
+
+def windows_to_expect(generated: list[tuple]) -> tuple[int, dict, set]:
+    """For the trades ``generated``: the top trade time, each window line's count by ``(time, ticker)``, and the
+    lines that must be out once the source, idle, forwarded its top watermark (top - ``LAG_MS``)."""
+    top = max(ts for _, ts, _, _ in generated)
+    expected = expected_windows(generated, tm.WINDOW_MS, tm.SLIDE_MS)
+    fmt = tm.TimeFormatter()
+    by_line_key = {(fmt(end), ticker): count for (end, ticker), count in expected.items()}
+    must_have = {(fmt(end), t) for (end, t) in expected if end <= top - tm.LAG_MS - tm.SLIDE_MS}
+    assert must_have
+    return top, by_line_key, must_have
+
+
+def emitted(output) -> list[tuple[str, str, int]]:
+    """The window lines published so far in ``output`` as ``(time, ticker, count)``."""
+    return [(w[0], w[1], int(w[2])) for w in map(str.split, tm.read_output(output))]
 
 
 def assert_each_window_once_with_its_count(lines: list[tuple], by_line_key: dict) -> None:
@@ -71,37 +82,22 @@ def test_trade_monitor_line_has_the_manuals_format() -> None:
 def test_trade_monitor_when_run_then_window_counts_match_the_generated_trades(engine, tmp_path) -> None:
     map_name = f"trades-{uuid.uuid4().hex}"
     tickers = ("AAPL", "GOOG", "MSFT", "SAP")
-    job = engine.new_job(tm.build_dag(tmp_path, map_name=map_name))
     generator = tm.TradeGenerator(engine.get_map(map_name), rate=200, tickers=tickers, seed=7)
-    try:
-        generator.start()
+    with running(engine, tm.build_dag(tmp_path, map_name=map_name)) as job, generator:
         wait_for(lambda: job.metrics().total("trade-source", "emittedCount") > 0, 180, "the source to emit")
         time.sleep(tm.LAG_MS / 1000 + 2.5)  # the watermark (top timestamp - 3 s) passes a few windows
         generator.stop()
-        top = max(ts for _, ts, _, _ in generator.generated)
-        expected = expected_windows(generator.generated, tm.WINDOW_MS, tm.SLIDE_MS)
-        fmt = tm.TimeFormatter()
-        by_line_key = {(fmt(end), ticker): count for (end, ticker), count in expected.items()}
         # once the generator stops, the source goes idle after 3 s and forwards its top watermark
-        must_have = {(fmt(end), t) for (end, t) in expected if end <= top - tm.LAG_MS - tm.SLIDE_MS}
-        assert must_have
-
-        def emitted() -> list[tuple[str, str, int]]:
-            return [(w[0], w[1], int(w[2])) for w in map(str.split, tm.read_output(tmp_path))]
-
-        wait_for(lambda: must_have <= {(t, k) for t, k, _ in emitted()}, 60, "the windows before the watermark")
+        top, by_line_key, must_have = windows_to_expect(generator.generated)
+        wait_for(lambda: must_have <= {(t, k) for t, k, _ in emitted(tmp_path)}, 60,
+                 "the windows before the watermark")
 
         def forwarded() -> int:  # lastForwardedWm, refreshed by the tasks' status polls
             return job.metrics().watermark("sliding-stage-2") or 0
 
         wait_for(lambda: forwarded() >= top - tm.LAG_MS - 2 * tm.SLIDE_MS, 30, "the watermark metric")
         assert forwarded() <= top - tm.LAG_MS
-    finally:
-        generator.stop()
-        job.cancel()
-    with pytest.raises(CancellationError):
-        job.join(timeout=60)
-    lines = emitted()
+    lines = emitted(tmp_path)
     assert_each_window_once_with_its_count(lines, by_line_key)
     assert sum(n for _, _, n in lines) >= len(generator.generated)  # each trade counted in about 10 windows
     assert not [t for t in threading.enumerate() if t.name == "trade-generator"]
@@ -152,10 +148,8 @@ def test_trade_monitor_when_error_and_killed_worker_injected_then_every_window_l
     markers.mkdir()
     engine = engine_with_members
     dag = tm.build_dag(out, map_name=map_name, exactly_once=True, line_fn=Faults(markers, out))
-    job = engine.new_job(dag, tm.exactly_once_config())
     generator = tm.TradeGenerator(engine.get_map(map_name), rate=200, tickers=("AAPL", "GOOG", "MSFT"), seed=11)
-    try:
-        generator.start()
+    with running(engine, dag, tm.exactly_once_config()) as job, generator:
         def restarted_twice() -> bool:
             assert not job.status.is_terminal, f"the job ended: {job.status}"
             return (markers / "kill").exists() and job.metrics().restarts == 2
@@ -163,23 +157,9 @@ def test_trade_monitor_when_error_and_killed_worker_injected_then_every_window_l
         wait_for(restarted_twice, 240, "both faults and restarts")
         time.sleep(1.0)  # trades after the second restart
         generator.stop()
-        top = max(ts for _, ts, _, _ in generator.generated)
-        expected = expected_windows(generator.generated, tm.WINDOW_MS, tm.SLIDE_MS)
-        fmt = tm.TimeFormatter()
-        by_line_key = {(fmt(end), ticker): count for (end, ticker), count in expected.items()}
-        must_have = {(fmt(end), t) for (end, t) in expected if end <= top - tm.LAG_MS - tm.SLIDE_MS}
-
-        def emitted() -> list[tuple[str, str, int]]:
-            return [(w[0], w[1], int(w[2])) for w in map(str.split, tm.read_output(out))]
-
-        assert must_have
+        _, by_line_key, must_have = windows_to_expect(generator.generated)
         # the idle source forwards its top watermark; the windows before it are published with a snapshot
-        wait_for(lambda: must_have <= {(t, k) for t, k, _ in emitted()}, 90, "the windows before the watermark")
-    finally:
-        generator.stop()
-        job.cancel()
-    with pytest.raises(CancellationError):
-        job.join(timeout=60)
-    lines = emitted()
+        wait_for(lambda: must_have <= {(t, k) for t, k, _ in emitted(out)}, 90, "the windows before the watermark")
+    lines = emitted(out)
     assert_each_window_once_with_its_count(lines, by_line_key)  # no trade lost or counted twice in any window
     assert job.metrics().restarts == 2

@@ -4,7 +4,6 @@ other on a small stream of journal events (engine-free, watermarks included)."""
 from __future__ import annotations
 
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -15,12 +14,12 @@ sys.path[:0] = [str(HERE.parents[1] / "examples")]
 
 import trending_words as tw  # noqa: E402
 
-from dag import CancellationError  # noqa: E402
 from processors import JournalInitialPosition  # noqa: E402
 from edges import RoutingPolicy  # noqa: E402
 from pipeline.events import JetEvent  # noqa: E402
 from processors import Watermark, verify_processor  # noqa: E402
 from processors.stream_sources import is_stream_source  # noqa: E402
+from tests.support import running, wait_for  # noqa: E402
 
 
 def _run(dag, vertex: str, items: list) -> list:
@@ -66,13 +65,6 @@ def test_largest_trade_when_trades_flow_then_the_largest_so_far_after_each() -> 
     assert _run(dag, "rolling-aggregate", values) == [trades[2] if i >= 2 else trades[0] for i in range(4)]
 
 
-
-def _wait_for(predicate, seconds: float = 180) -> None:
-    deadline = time.monotonic() + seconds
-    while not predicate() and time.monotonic() < deadline:
-        time.sleep(0.2)
-
-
 @pytest.mark.spark
 def test_trending_words_when_run_on_the_map_journal_then_the_minutes_counts_arrive(engine) -> None:
     tweets = engine.get_map("tweets")
@@ -80,11 +72,9 @@ def test_trending_words_when_run_on_the_map_journal_then_the_minutes_counts_arri
     tweets.update({1: tw.Tweet(10_000, "Jet is fast"), 2: tw.Tweet(30_500, "jet, jet!"),
                    3: tw.Tweet(200_000, "later")})  # the last one moves the watermark past the first minute
     engine.get_list("trends").clear()
-    job = engine.new_job(tw.trending_words_pipeline())
-    _wait_for(lambda: any(e.timestamp == 61_000 for e in list(engine.get_list("trends"))))
-    job.cancel()
-    with pytest.raises(CancellationError):
-        job.join(timeout=120)
+    with running(engine, tw.trending_words_pipeline(), join_timeout=120):
+        wait_for(lambda: any(e.timestamp == 61_000 for e in list(engine.get_list("trends"))), 180,
+                 "the first minute's counts")
     trends = list(engine.get_list("trends"))
     engine.get_list("trends").clear()
     assert {e.key: e.value for e in trends if e.timestamp == 61_000} == {"jet": 3, "is": 1, "fast": 1}
@@ -98,11 +88,8 @@ def test_largest_trade_when_run_on_the_map_journal_then_largest_so_far_after_eac
     sample = [tw.Trade("A", 10.0, 5), tw.Trade("B", 1.0, 7), tw.Trade("C", 20.0, 3)]
     for i, trade in enumerate(sample):  # journaled in this order: the oldest position replays them
         trades[i] = trade
-    job = engine.new_job(tw.largest_trade_pipeline(JournalInitialPosition.START_FROM_OLDEST))
-    _wait_for(lambda: len(engine.get_list("largest-trades")) >= 3)
-    job.cancel()
-    with pytest.raises(CancellationError):
-        job.join(timeout=120)
+    with running(engine, tw.largest_trade_pipeline(JournalInitialPosition.START_FROM_OLDEST), join_timeout=120):
+        wait_for(lambda: len(engine.get_list("largest-trades")) >= 3, 180, "a result after each of the 3 trades")
     largest = list(engine.get_list("largest-trades"))
     engine.get_list("largest-trades").clear()
     # the journal keeps the order per key only, so the trades may arrive in any order: after each one the result

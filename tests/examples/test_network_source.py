@@ -3,9 +3,7 @@ driven directly, fed by a socket client on loopback."""
 
 from __future__ import annotations
 
-import socket
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -17,35 +15,7 @@ sys.path.insert(0, str(EXAMPLES))
 
 import network_source  # noqa: E402
 
-
-def free_base_port(count: int) -> int:
-    """A port p such that p .. p + count - 1 are free right now on loopback."""
-    for _ in range(50):
-        probe = socket.create_server(("127.0.0.1", 0))
-        base = probe.getsockname()[1]
-        probe.close()
-        socks = []
-        try:
-            for port in range(base, base + count):
-                socks.append(socket.create_server(("127.0.0.1", port)))
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in socks:
-                s.close()
-    raise AssertionError("no free port range")
-
-
-def connect(port: int, timeout: float = 10.0) -> socket.socket:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            return socket.create_connection(("127.0.0.1", port), timeout=timeout)
-        except ConnectionRefusedError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.02)
+from tests.support import complete_until, connect, free_base_port, port_is_free  # noqa: E402
 
 
 def processor(source, global_index=0, total=1, members=1):
@@ -58,38 +28,18 @@ def processor(source, global_index=0, total=1, members=1):
     return proc, outbox
 
 
-def run_until(proc, outbox, predicate, timeout=10.0):
-    items, done, deadline = [], False, time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        outbox.reset()
-        done = proc.complete()
-        items += outbox.drain(0)
-        if predicate(items, done):
-            return items, done
-        time.sleep(0.002)
-    raise AssertionError(f"timed out with {items!r}")
-
-
-def port_is_free(port: int) -> bool:
-    try:
-        socket.create_server(("127.0.0.1", port)).close()
-        return True
-    except OSError:
-        return False
-
-
 def test_step16_stream_source_when_client_sends_lines_then_emitted_and_completes_on_disconnect():
     base = free_base_port(1)
     proc, outbox = processor(network_source.build_network_source(base))
     try:
-        assert run_until(proc, outbox, lambda items, done: True) == ([], False)  # no client yet: nothing, no end
+        assert complete_until(proc, outbox, lambda items, done: True) == ([], False)  # no client yet: nothing, no end
         client = connect(base)
         client.sendall(b"first line\nsecond ")
-        items, done = run_until(proc, outbox, lambda items, done: items)
+        items, done = complete_until(proc, outbox, lambda items, done: items)
         assert items == ["first line"] and not done
         client.sendall("line \u00e9\nlast without newline".encode())
         client.close()
-        items, done = run_until(proc, outbox, lambda items, done: done)
+        items, done = complete_until(proc, outbox, lambda items, done: done)
         assert items == ["second line \u00e9", "last without newline"] and done
     finally:
         proc.close()
@@ -102,7 +52,7 @@ def test_step17_timestamped_when_lines_start_with_time_then_watermarks_precede_i
     try:
         client = connect(base)
         client.sendall(b"1000,0.5,a\n900,0.1,b\n1500,0.2,c\n")
-        items, _ = run_until(proc, outbox, lambda items, done: len(items) >= 5)
+        items, _ = complete_until(proc, outbox, lambda items, done: len(items) >= 5)
         client.close()
     finally:
         proc.close()
@@ -123,7 +73,7 @@ def test_step18_distributed_when_parallelism_two_then_each_processor_listens_on_
             client.sendall(f"from client {g}\n".encode())
             client.close()
         for g, (proc, outbox) in enumerate(procs):
-            items, done = run_until(proc, outbox, lambda items, done: done)
+            items, done = complete_until(proc, outbox, lambda items, done: done)
             assert items == [f"from client {g}"]
     finally:
         for proc, _ in procs:
@@ -138,7 +88,7 @@ def test_step19_fault_tolerant_when_restored_then_each_processor_takes_its_own_c
     try:
         clients = [connect(base + g) for g in range(2)]
         clients[1].sendall(b"x\ny\n")
-        run_until(*procs[1], lambda items, done: len(items) == 2)
+        complete_until(*procs[1], lambda items, done: len(items) == 2)
         saved = []
         for proc, outbox in procs:
             outbox.reset()
@@ -163,14 +113,14 @@ def test_step19_fault_tolerant_when_restored_then_each_processor_takes_its_own_c
 
 def test_step19_sequence_source_when_restored_then_resumes_where_the_snapshot_left_it():
     proc, outbox = processor(network_source.build_sequence_source())
-    first, _ = run_until(proc, outbox, lambda items, done: len(items) >= 5)
+    first, _ = complete_until(proc, outbox, lambda items, done: len(items) >= 5)
     outbox.reset()
     assert proc.save_to_snapshot() is True
     saved = outbox.drain_snapshot()
     fresh, fresh_outbox = processor(network_source.build_sequence_source())
     fresh.restore_from_snapshot(Inbox(saved))
     fresh.finish_snapshot_restore()
-    again, _ = run_until(fresh, fresh_outbox, lambda items, done: len(items) >= 3)
+    again, _ = complete_until(fresh, fresh_outbox, lambda items, done: len(items) >= 3)
     assert first[:5] == [0, 1, 2, 3, 4] and again[0] == first[-1] + 1
 
 

@@ -14,6 +14,7 @@ import pytest
 from dag.errors import DagError, DagValidationError
 from processors import Context, Outbox, stream_files_p, stream_socket_p
 from processors.stream_sources import LineSplitter, is_stream_source
+from tests.support import complete_until
 
 # ------------------------------------------------------------------------------------------------ LineSplitter
 
@@ -60,19 +61,6 @@ def _processor(supplier, context=None, capacity=1000):
     return proc, outbox
 
 
-def _run_until(proc, outbox, predicate, timeout=10.0):
-    """Call complete() until ``predicate(items, done)``; returns (items, done)."""
-    items, done, deadline = [], False, time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        outbox.reset()
-        done = proc.complete()
-        items += outbox.drain(0)
-        if predicate(items, done):
-            return items, done
-        time.sleep(0.002)
-    raise AssertionError(f"timed out; got {items!r}, done={done}")
-
-
 class _Server:
     """A one-connection TCP server on loopback whose handler gets the accepted socket."""
 
@@ -106,10 +94,10 @@ def test_stream_socket_when_server_sends_in_pieces_then_lines_and_complete_on_cl
     try:
         proc, outbox = _processor(stream_socket_p("127.0.0.1", server.port))
         assert not proc.is_cooperative()
-        items, done = _run_until(proc, outbox, lambda items, done: len(items) >= 3)
+        items, done = complete_until(proc, outbox, lambda items, done: len(items) >= 3)
         assert items == ["alpha", "beta", "gam\u00e9"] and not done
         ready.set()
-        items, done = _run_until(proc, outbox, lambda items, done: done)
+        items, done = complete_until(proc, outbox, lambda items, done: done)
         assert items == [] and done  # "rest" had no terminator: dropped at the end, as Jet's
         proc.close()
     finally:
@@ -124,7 +112,7 @@ def test_stream_socket_when_outbox_small_then_nothing_lost():
     server = _Server(handler)
     try:
         proc, outbox = _processor(stream_socket_p("127.0.0.1", server.port), capacity=3)
-        items, done = _run_until(proc, outbox, lambda items, done: done)
+        items, done = complete_until(proc, outbox, lambda items, done: done)
         assert items == [str(i) for i in range(500)]
         proc.close()
     finally:
@@ -163,9 +151,9 @@ def _lines(n, prefix="line"):
 def test_stream_files_when_new_file_and_appends_then_every_line_once(tmp_path):
     proc, outbox = _processor(stream_files_p(tmp_path))
     _append(tmp_path / "a.txt", _lines(100))
-    items, _ = _run_until(proc, outbox, lambda items, done: len(items) >= 100)
+    items, _ = complete_until(proc, outbox, lambda items, done: len(items) >= 100)
     _append(tmp_path / "a.txt", _lines(5, "more"))
-    items2, _ = _run_until(proc, outbox, lambda items, done: len(items) >= 5)
+    items2, _ = complete_until(proc, outbox, lambda items, done: len(items) >= 5)
     assert items == [f"line{i}" for i in range(100)] and items2 == [f"more{i}" for i in range(5)]
 
 
@@ -174,7 +162,7 @@ def test_stream_files_when_two_files_interleaved_and_glob_then_only_matching(tmp
     for i in range(20):
         _append(tmp_path / "a.txt", f"a{i}\n")
         _append(tmp_path / "b.txt", f"b{i}\n")
-    items, _ = _run_until(proc, outbox, lambda items, done: len(items) >= 20)
+    items, _ = complete_until(proc, outbox, lambda items, done: len(items) >= 20)
     time.sleep(0.15)
     outbox.reset()
     proc.complete()
@@ -186,7 +174,7 @@ def test_stream_files_when_preexisting_partial_line_completed_then_that_line_ski
     proc, outbox = _processor(stream_files_p(tmp_path))
     _append(tmp_path / "a.txt", " still incomplete line ")
     _append(tmp_path / "a.txt", _lines(10, "new"))
-    items, _ = _run_until(proc, outbox, lambda items, done: len(items) >= 9)
+    items, _ = complete_until(proc, outbox, lambda items, done: len(items) >= 9)
     assert items == [f"new{i}" for i in range(1, 10)]
 
 
@@ -194,11 +182,11 @@ def test_stream_files_when_line_written_in_pieces_then_emitted_whole(tmp_path):
     proc, outbox = _processor(stream_files_p(tmp_path))
     _append(tmp_path / "a.txt", "incomplete1")
     _append(tmp_path / "b.txt", "incomplete2")
-    _run_until(proc, outbox, lambda items, done: True)
+    complete_until(proc, outbox, lambda items, done: True)
     time.sleep(0.1)
     _append(tmp_path / "a.txt", " complete1\n")
     _append(tmp_path / "b.txt", " complete2\n")
-    items, _ = _run_until(proc, outbox, lambda items, done: len(items) >= 2)
+    items, _ = complete_until(proc, outbox, lambda items, done: len(items) >= 2)
     assert sorted(items) == ["incomplete1 complete1", "incomplete2 complete2"]
 
 
@@ -207,12 +195,12 @@ def test_stream_files_when_file_rewritten_in_place_then_no_items_and_deleted_fil
     proc, outbox = _processor(stream_files_p(tmp_path))
     _append(tmp_path / "a.txt", _lines(10, "LINE"), mode="r+")  # same size, overwritten from byte 0
     time.sleep(0.1)
-    assert _run_until(proc, outbox, lambda items, done: True)[0] == []
+    assert complete_until(proc, outbox, lambda items, done: True)[0] == []
     os.remove(tmp_path / "a.txt")
     time.sleep(0.1)
-    assert _run_until(proc, outbox, lambda items, done: True)[0] == []  # the deletion is noticed
+    assert complete_until(proc, outbox, lambda items, done: True)[0] == []  # the deletion is noticed
     _append(tmp_path / "a.txt", "fresh\n")
-    items, _ = _run_until(proc, outbox, lambda items, done: len(items) >= 1)
+    items, _ = complete_until(proc, outbox, lambda items, done: len(items) >= 1)
     assert items == ["fresh"]
 
 
@@ -221,7 +209,7 @@ def test_stream_files_when_directory_deleted_then_completes(tmp_path):
     watched.mkdir()
     proc, outbox = _processor(stream_files_p(watched))
     shutil.rmtree(watched)
-    _items, done = _run_until(proc, outbox, lambda items, done: done)
+    _items, done = complete_until(proc, outbox, lambda items, done: done)
     assert done
 
 
@@ -257,5 +245,5 @@ def test_stream_files_when_append_larger_than_one_read_then_every_line_in_order(
     proc, outbox = _processor(stream_files_p(tmp_path), capacity=100_000)
     count = 150_000  # ~2.3 MB: several reads
     _append(tmp_path / "big.txt", _lines(count))
-    items, _ = _run_until(proc, outbox, lambda items, done: len(items) >= count, timeout=60)
+    items, _ = complete_until(proc, outbox, lambda items, done: len(items) >= count, timeout=60)
     assert items == [f"line{i}" for i in range(count)]

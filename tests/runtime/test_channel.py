@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
 
 import pytest
 
@@ -12,15 +11,7 @@ from dag.runtime.channel import (
     AuthenticationError, ChannelClient, DriverChannel, FrameSocket, bind_host, client_handshake, connect, new_secret,
     server_handshake,
 )
-
-
-def _wait_for(predicate, timeout=5.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return False
+from tests.support import wait_for
 
 
 def test_channel_when_request_then_handler_reply_returned():
@@ -40,7 +31,7 @@ def test_channel_when_one_way_messages_then_handled_in_order():
         with ChannelClient(server.address, secret) as client:
             for i in range(100):
                 client.send("n", i, as_json=i % 2 == 0)
-            assert _wait_for(lambda: len(seen) == 100)
+            wait_for(lambda: len(seen) == 100, 5, "the 100 messages", interval=0.01)
     assert seen == list(range(100))
 
 
@@ -147,4 +138,4 @@ def test_channel_when_closed_then_no_thread_outlives_it():
     client.request("echo", 1)
     client.close()
     server.close()
-    assert _wait_for(lambda: not (set(threading.enumerate()) - before))
+    wait_for(lambda: not (set(threading.enumerate()) - before), 5, "the channel's threads to end", interval=0.01)

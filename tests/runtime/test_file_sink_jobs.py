@@ -6,21 +6,15 @@ from __future__ import annotations
 
 import os
 import time
-import uuid
 
 import pytest
 
-from dag import CancellationError, DAG, JobFailedError, JobStatus
+from dag import DAG, JobFailedError, JobStatus
 from edges import between
 from processors import AbstractProcessor, SourceBuilder, map_p, read_list_p, write_file_p
+from tests.support import numbers, running, wait_for
 
 pytestmark = pytest.mark.spark
-
-
-def numbers(engine, n):
-    name = f"nums-{uuid.uuid4().hex}"
-    engine.get_list(name).extend(range(n))
-    return name
 
 
 def lines(directory):
@@ -106,7 +100,7 @@ def _burst_then_idle(count):
 
 
 def test_write_file_when_stream_job_runs_then_lines_appear_live_and_stay_after_cancel(engine, tmp_path):
-    from tests.runtime.test_pipelined import channel_closed, stray_jetspark_threads, wait_for, worker_threads
+    from tests.runtime.test_pipelined import channel_closed, stray_jetspark_threads, worker_threads
 
     out = tmp_path / "out"
     out.mkdir()
@@ -115,16 +109,11 @@ def test_write_file_when_stream_job_runs_then_lines_appear_live_and_stay_after_c
     dag = DAG()
     src = dag.new_vertex("burst", _burst_then_idle(1000))
     dag.edge(between(src, dag.new_vertex("write", write_file_p(out), local_parallelism=2)))
-    job = engine.new_job(dag)  # a stream source: PIPELINED
-    try:
+    with running(engine, dag) as job:  # a stream source: PIPELINED
         # the source goes idle after 1000 lines, far less than a write buffer: only live flushing shows them
-        wait_for(lambda: len(lines(out)) >= 1000, timeout=60)
+        wait_for(lambda: len(lines(out)) >= 1000, 60, "the 1000 lines in the files")
         assert job.status is JobStatus.RUNNING
         assert lines(out) == list(range(1000))  # the earlier run's files were replaced when the job started
         assert sorted(os.listdir(out)) == ["0", "1"]  # final names only, nothing staged
-    finally:
-        job.cancel()
-        with pytest.raises(CancellationError):
-            job.join(timeout=60)
     assert lines(out) == list(range(1000)) and sorted(os.listdir(out)) == ["0", "1"]  # a stream job's output stays
     assert stray_jetspark_threads() == [] and channel_closed(job) and worker_threads(engine) == []

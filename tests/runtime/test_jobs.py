@@ -21,12 +21,9 @@ from processors import (
     write_list_p,
     write_map_p,
 )
+from tests.support import numbers, unique
 
 pytestmark = pytest.mark.spark
-
-
-def unique(prefix):
-    return f"{prefix}-{uuid.uuid4().hex}"
 
 
 class Emit(AbstractProcessor):
@@ -141,8 +138,7 @@ def failing_dag(source_list, sink_list):
 
 
 def test_failure_when_processor_raises_then_job_failed_error_names_vertex_index_type_and_traceback(engine):
-    src = unique("nums")
-    engine.get_list(src).extend(range(10))  # 0..4 -> processor 0, 5..9 -> processor 1
+    src = numbers(engine, 10)  # 0..4 -> processor 0, 5..9 -> processor 1
     job = engine.new_job(failing_dag(src, unique("out")), JobConfig(name=unique("failing")))
     with pytest.raises(JobFailedError) as info:
         job.join()
@@ -166,8 +162,7 @@ class EmitsNone(AbstractProcessor):
 
 
 def test_failure_when_processor_emits_none_then_contract_error_reported(engine):
-    src = unique("nums")
-    engine.get_list(src).extend(range(3))
+    src = numbers(engine, 3)
     dag = DAG()
     s = dag.new_vertex("numbers", read_list_p(src), local_parallelism=1)
     n = dag.new_vertex("nones", EmitsNone, local_parallelism=1)
@@ -180,8 +175,7 @@ def test_failure_when_processor_emits_none_then_contract_error_reported(engine):
 
 
 def test_metrics_when_job_done_then_received_and_emitted_per_processor_and_ordinal(engine):
-    src, out = unique("nums"), unique("out")
-    engine.get_list(src).extend(range(10))
+    src, out = numbers(engine, 10), unique("out")
     dag = DAG()
     s = dag.new_vertex("numbers", read_list_p(src), local_parallelism=2)
     m = dag.new_vertex("evens", map_p(lambda x: x if x % 2 == 0 else None), local_parallelism=2)
@@ -215,8 +209,7 @@ class Slow(AbstractProcessor):
 
 
 def test_job_when_started_then_named_listed_and_status_completes(engine):
-    src = unique("nums")
-    engine.get_list(src).extend(range(2))
+    src = numbers(engine, 2)
     name = unique("named")
     job = engine.new_job(failing_dag(src, unique("out")), JobConfig(name=name))
     assert job.name == name and job.submission_time <= time.time()
@@ -228,8 +221,7 @@ def test_job_when_started_then_named_listed_and_status_completes(engine):
 
 
 def test_job_when_cancelled_then_fails_as_cancelled(engine):
-    src = unique("nums")
-    engine.get_list(src).extend(range(200))
+    src = numbers(engine, 200)
     dag = DAG()
     s = dag.new_vertex("numbers", read_list_p(src), local_parallelism=1)
     w = dag.new_vertex("slow", Slow, local_parallelism=1)
@@ -298,8 +290,7 @@ def test_progress_when_enabled_then_prints_stage_lines(engine, capsys, tmp_path)
     from dag import Engine, EngineConfig
 
     eng = Engine(EngineConfig(progress=True), spark=engine.spark)
-    src = unique("nums")
-    eng.get_list(src).extend(range(3))
+    src = numbers(eng, 3)
     release = str(tmp_path / "release")
     dag = DAG()
     s = dag.new_vertex("numbers", read_list_p(src), local_parallelism=1)
@@ -320,8 +311,7 @@ def test_progress_when_enabled_then_prints_stage_lines(engine, capsys, tmp_path)
 
 
 def test_failure_when_partition_key_fn_raises_then_sending_vertex_named(engine):
-    src = unique("nums")
-    engine.get_list(src).extend(range(4))
+    src = numbers(engine, 4)
     dag = DAG()
     s = dag.new_vertex("numbers", read_list_p(src), local_parallelism=1)
     m = dag.new_vertex("halves", map_p(lambda x: x / 2), local_parallelism=1)

@@ -5,20 +5,16 @@ from __future__ import annotations
 
 import threading
 import time
-import uuid
 
 import pytest
 
 from dag import CancellationError, DAG, DagValidationError, ExecutionMode, JobConfig, JobFailedError, JobStatus
 from edges import between
 from processors import AbstractProcessor, Processor, Watermark, map_p, read_list_p, write_list_p
+from tests.support import running, unique, wait_for
 
 pytestmark = pytest.mark.spark
 PIPELINED = JobConfig(execution_mode=ExecutionMode.PIPELINED)
-
-
-def unique(prefix):
-    return f"{prefix}-{uuid.uuid4().hex}"
 
 
 class Endless(Processor):
@@ -71,13 +67,6 @@ def worker_threads(engine):
     return [n for names in sc.parallelize(range(2), 2).mapPartitions(probe).collect() for n in names]
 
 
-def wait_for(predicate, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        time.sleep(0.05)
-
-
 def endless_dag(sink_name):
     dag = DAG()
     src = dag.new_vertex("endless", Endless, local_parallelism=1)
@@ -91,9 +80,9 @@ def test_pipelined_when_cancelled_then_failed_with_cancellation_error_and_nothin
     name = unique("endless")
     job = engine.new_job(endless_dag(name), PIPELINED)
     # live sink: results arrive while the job runs (the session's first job may start slowly on a loaded machine)
-    wait_for(lambda: len(engine.get_list(name)) > 1000, timeout=120)
+    wait_for(lambda: len(engine.get_list(name)) > 1000, 120, "the live sink to fill")
     assert job.status is JobStatus.RUNNING
-    wait_for(lambda: job.metrics().total("endless", "emittedCount") > 0)  # live metrics
+    wait_for(lambda: job.metrics().total("endless", "emittedCount") > 0, 30, "live metrics")
     with pytest.raises(TimeoutError):
         job.join(timeout=0.2)
     job.cancel()
@@ -193,16 +182,12 @@ def test_new_job_when_gang_slots_taken_then_refused_naming_needed_and_free(engin
     from dag.runtime.pipelined import coordinator
 
     first = unique("slots-holder")
-    job = engine.new_job(endless_dag(first), PIPELINED)
-    try:
-        wait_for(lambda: len(engine.get_list(first)) > 100)  # the holder's stage runs: its tasks hold every slot
-        wait_for(lambda: coordinator.free_slots(engine.spark.sparkContext) == 0)
+    with running(engine, endless_dag(first), PIPELINED):
+        # the holder's stage runs: its tasks hold every slot
+        wait_for(lambda: len(engine.get_list(first)) > 100, 30, "the holder's output")
+        wait_for(lambda: coordinator.free_slots(engine.spark.sparkContext) == 0, 30, "no free slot")
         monkeypatch.setattr(coordinator, "SLOT_WAIT_SECONDS", 0.5)
         with pytest.raises(JobFailedError, match=r"needs 2 free Spark task slot\(s\).*only 0 of 2 are free"):
             engine.new_job(endless_dag(unique("slots-refused")), JobConfig(name="refused", **PIPELINED.model_dump(
                 exclude={"name"})))
         assert engine.get_job("refused") is None  # refused before a Job existed
-    finally:
-        job.cancel()
-        with pytest.raises(CancellationError):
-            job.join(timeout=60)

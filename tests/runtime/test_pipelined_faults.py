@@ -25,8 +25,8 @@ import pytest
 from dag import DAG, ExecutionMode, JobConfig, JobFailedError, JobStatus, ProcessingGuarantee
 from edges import between
 from processors import AbstractProcessor, SourceBuilder, write_file_p, write_list_p
-from tests.runtime.test_pipelined import (Endless, channel_closed, stray_jetspark_threads, wait_for,
-                                          worker_threads)
+from tests.runtime.test_pipelined import Endless, channel_closed, stray_jetspark_threads, worker_threads
+from tests.support import running, wait_for
 
 pytestmark = pytest.mark.spark
 FAIL_WITHIN = 60.0  # seconds from the fault to join()'s error, generous for a loaded 2-core machine
@@ -115,6 +115,12 @@ def _pids(engine, name):
     return {x[1]: x[2] for x in list(engine.get_list(name)) if isinstance(x, tuple) and x[0] == "pid"}
 
 
+def _both_pids(engine, name):
+    """``{probe index: pid}`` once both probe processors reported theirs."""
+    wait_for(lambda: len(_pids(engine, name)) == 2, 60, "both probes' pids")
+    return _pids(engine, name)
+
+
 def _alive(pid):
     try:
         with open(f"/proc/{pid}/stat") as f:
@@ -155,7 +161,7 @@ def busy_workers(pids):
 
 
 def assert_nothing_left(engine, job, pids):
-    wait_for(lambda: busy_workers(pids) == [], timeout=30)
+    wait_for(lambda: busy_workers(pids) == [], 30, "the job's Python workers to end or idle")
     assert stray_jetspark_threads() == []
     assert channel_closed(job)
     assert worker_threads(engine) == []
@@ -172,27 +178,13 @@ def _fails_naming(job, fault_time, vertices):
     return error
 
 
-def _cancel(job):
-    if not job.status.is_terminal:
-        job.cancel()
-        try:
-            job.join(timeout=60)
-        except JobFailedError:
-            pass
-
-
 def test_stream_job_when_python_worker_killed_then_fails_naming_its_processors_and_nothing_left(engine):
     name = f"killed-{uuid.uuid4().hex}"
-    job = engine.new_job(_probe_dag(name), _config())
-    pids = {}
-    try:
-        wait_for(lambda: len(_pids(engine, name)) == 2, timeout=60)
-        pids = _pids(engine, name)
+    with running(engine, _probe_dag(name), _config()) as job:
+        pids = _both_pids(engine, name)
         os.kill(pids[1], signal.SIGKILL)  # the worker of task 1, which runs probe#1 only
         error = _fails_naming(job, time.monotonic(), {("probe", 1)})
         assert "task 1" in str(error)
-    finally:
-        _cancel(job)
     assert not _alive(pids[1])
     assert_nothing_left(engine, job, pids.values())
 
@@ -201,37 +193,28 @@ def test_stream_job_when_python_worker_frozen_then_fails_after_its_silence_namin
     from dag.runtime.pipelined.coordinator import TASK_SILENCE_SECONDS
 
     name = f"frozen-{uuid.uuid4().hex}"
-    job = engine.new_job(_probe_dag(name), _config())
-    pids = {}
-    try:
-        wait_for(lambda: len(_pids(engine, name)) == 2, timeout=60)
-        pids = _pids(engine, name)
-        os.kill(pids[1], signal.SIGSTOP)  # alive for Spark, silent for the job: a frozen worker or machine
-        error = _fails_naming(job, time.monotonic() - TASK_SILENCE_SECONDS, {("probe", 1)})
-        assert error.exc_type == "TaskLostError" and "task 1" in str(error) and "has not reported" in str(error)
-    finally:
-        if pids:
+    with running(engine, _probe_dag(name), _config()) as job:
+        pids = _both_pids(engine, name)
+        try:
+            os.kill(pids[1], signal.SIGSTOP)  # alive for Spark, silent for the job: a frozen worker or machine
+            error = _fails_naming(job, time.monotonic() - TASK_SILENCE_SECONDS, {("probe", 1)})
+            assert error.exc_type == "TaskLostError" and "task 1" in str(error) and "has not reported" in str(error)
+        finally:
             try:
                 os.kill(pids[1], signal.SIGCONT)
             except ProcessLookupError:
                 pass  # Spark killed it when the job's stage was cancelled
-        _cancel(job)
     assert_nothing_left(engine, job, pids.values())
 
 
 def test_stream_job_when_tcp_link_breaks_then_fails_naming_a_processor_of_the_lost_peer(engine):
     name = f"cut-{uuid.uuid4().hex}"
-    job = engine.new_job(_probe_dag(name, lambda: Probe(cut_at=2000)), _config())
-    pids = {}
-    try:
-        wait_for(lambda: len(_pids(engine, name)) == 2, timeout=60)
-        pids = _pids(engine, name)
+    with running(engine, _probe_dag(name, lambda: Probe(cut_at=2000)), _config()) as job:
+        pids = _both_pids(engine, name)
         started = time.monotonic()
         # task 0 lost task 1 (probe#1), or task 1 lost task 0 (endless#0, probe#0, sink#0 run there)
         error = _fails_naming(job, started, {("probe", 1), ("endless", 0)})
         assert "link" in str(error)
-    finally:
-        _cancel(job)
     assert_nothing_left(engine, job, pids.values())
 
 
@@ -243,12 +226,9 @@ def test_stream_file_sink_when_it_cannot_write_then_fails_naming_sink_and_nothin
     src = dag.new_vertex("endless", _sequence(), local_parallelism=1)  # a stream source: write_file_p is live
     sink = dag.new_vertex("sink", write_file_p(out, append=True), local_parallelism=1)
     dag.edge(between(src, sink))
-    job = engine.new_job(dag, _config())
-    try:
+    with running(engine, dag, _config()) as job:
         error = _fails_naming(job, time.monotonic(), {("sink", 0)})
         assert "No space left on device" in str(error)
-    finally:
-        _cancel(job)
     assert_nothing_left(engine, job, [])
 
 
@@ -258,13 +238,10 @@ def test_stream_file_sink_when_directory_cannot_be_created_then_fails_naming_sin
     dag = DAG()
     src = dag.new_vertex("endless", Endless, local_parallelism=1)
     dag.edge(between(src, dag.new_vertex("sink", write_file_p(blocker / "out"), local_parallelism=1)))
-    job = engine.new_job(dag, _config())
-    try:
+    with running(engine, dag, _config()) as job:
         with pytest.raises(JobFailedError, match=r"vertex 'sink'.*Not a directory") as info:
             job.join(timeout=FAIL_WITHIN)
         assert info.value.vertex == "sink"
-    finally:
-        _cancel(job)
     assert_nothing_left(engine, job, [])
 
 
@@ -278,30 +255,23 @@ def test_stream_source_when_create_fn_fails_then_fails_naming_source_and_nothing
     dag = DAG()
     src = dag.new_vertex("feed", source)
     dag.edge(between(src, dag.new_vertex("sink", write_list_p(f"feed-{uuid.uuid4().hex}"))))
-    job = engine.new_job(dag, _config())
-    try:
+    with running(engine, dag, _config()) as job:
         error = _fails_naming(job, time.monotonic(), {("feed", 0), ("feed", 1)})
         assert error.exc_type == "ConnectionRefusedError" and "no server for processor" in str(error)
         assert "_broken_create" in error.user_traceback
-    finally:
-        _cancel(job)
     assert_nothing_left(engine, job, [])
 
 
 def test_exactly_once_stream_when_tcp_link_breaks_then_restarts_from_snapshot(engine, tmp_path):
     name = f"cut-eo-{uuid.uuid4().hex}"
     dag = _probe_dag(name, lambda: Probe(cut_at=3000, marker=str(tmp_path / "cut")), _sequence())
-    job = engine.new_job(dag, _config(ProcessingGuarantee.EXACTLY_ONCE))
-    pids = {}
-    try:
-        wait_for(lambda: (tmp_path / "cut").exists(), timeout=120)
-        wait_for(lambda: job.metrics().restarts >= 1, timeout=120)
+    with running(engine, dag, _config(ProcessingGuarantee.EXACTLY_ONCE)) as job:
+        wait_for(lambda: (tmp_path / "cut").exists(), 120, "the link cut")
+        wait_for(lambda: job.metrics().restarts >= 1, 120, "the restart")
         seen = len(engine.get_list(name))
-        wait_for(lambda: len(engine.get_list(name)) > seen + 1000, timeout=120)  # running again after restart
+        wait_for(lambda: len(engine.get_list(name)) > seen + 1000, 120, "output after the restart")
         assert job.status is JobStatus.RUNNING
         pids = _pids(engine, name)
-    finally:
-        _cancel(job)
     items = sorted(x for x in engine.get_list(name) if not isinstance(x, tuple))
     assert items == list(range(len(items)))  # what was published: each item once, none skipped
     assert_nothing_left(engine, job, pids.values())

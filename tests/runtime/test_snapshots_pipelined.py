@@ -25,6 +25,7 @@ from dag.runtime.job import JobStatus
 from edges import between
 from processors import (AbstractProcessor, Processor, SourceBuilder, aggregate_by_key_p, counting, write_file_p,
                         write_list_p)
+from tests.support import running, wait_for
 
 pytestmark = pytest.mark.spark
 
@@ -331,35 +332,25 @@ def _stream_sequence():
             .create_snapshot_fn(lambda state: state["n"]).restore_snapshot_fn(restore).build())
 
 
-def _wait_for(predicate, timeout=60.0):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        time.sleep(0.05)
-
-
 def test_suspend_resume_restart_when_stream_job_then_output_contiguous_and_exactly_once(engine):
     dag = DAG()
     source = dag.new_vertex("ticks", _stream_sequence())
     sink = dag.new_vertex("sink", write_list_p("suspended"), local_parallelism=1)
     dag.edge(between(source, sink))
     out = engine.get_list("suspended")
-    job = engine.new_job(dag, _config(EXACTLY_ONCE, snapshot_interval_ms=200))
-    _wait_for(lambda: len(out) > 500)
-    job.suspend()
-    assert job.status is JobStatus.SUSPENDED
-    assert job.metrics().last_snapshot is not None  # the snapshot the suspension took
-    frozen = len(out)
-    time.sleep(1.0)
-    assert len(out) == frozen  # nothing runs while suspended
-    job.resume()
-    _wait_for(lambda: len(out) > frozen + 500)
-    job.restart()
-    assert job.status is JobStatus.RUNNING
-    _wait_for(lambda: len(out) > frozen + 1000)
-    job.cancel()
-    with pytest.raises(JobFailedError):
-        job.join(timeout=TIMEOUT)
+    with running(engine, dag, _config(EXACTLY_ONCE, snapshot_interval_ms=200), TIMEOUT) as job:
+        wait_for(lambda: len(out) > 500, 60, "output before the suspension")
+        job.suspend()
+        assert job.status is JobStatus.SUSPENDED
+        assert job.metrics().last_snapshot is not None  # the snapshot the suspension took
+        frozen = len(out)
+        time.sleep(1.0)
+        assert len(out) == frozen  # nothing runs while suspended
+        job.resume()
+        wait_for(lambda: len(out) > frozen + 500, 60, "output after the resume")
+        job.restart()
+        assert job.status is JobStatus.RUNNING
+        wait_for(lambda: len(out) > frozen + 1000, 60, "output after the restart")
     items = list(out)
     assert items == list(range(len(items)))  # every published item once, none skipped
 
@@ -371,9 +362,8 @@ def test_suspend_when_terminal_snapshot_fails_then_suspends_and_resumes_from_las
     source = dag.new_vertex("ticks", _stream_sequence())
     dag.edge(between(source, dag.new_vertex("sink", write_list_p("suspend-failed"), local_parallelism=1)))
     out = engine.get_list("suspend-failed")
-    job = engine.new_job(dag, _config(EXACTLY_ONCE, snapshot_interval_ms=200))
-    try:
-        _wait_for(lambda: len(out) > 300 and job.metrics().last_snapshot is not None)
+    with running(engine, dag, _config(EXACTLY_ONCE, snapshot_interval_ms=200), TIMEOUT) as job:
+        wait_for(lambda: len(out) > 300 and job.metrics().last_snapshot is not None, 60, "output and a snapshot")
         complete_if_ready = SnapshotCoordinator.complete_if_ready
 
         def failing(self, now=0.0):
@@ -389,11 +379,7 @@ def test_suspend_when_terminal_snapshot_fails_then_suspends_and_resumes_from_las
         monkeypatch.undo()
         frozen = len(out)
         job.resume()
-        _wait_for(lambda: len(out) > frozen + 300)
-    finally:
-        job.cancel()
-        with pytest.raises(JobFailedError):
-            job.join(timeout=TIMEOUT)
+        wait_for(lambda: len(out) > frozen + 300, 60, "output after the resume")
     items = list(out)
     assert items == list(range(len(items)))  # rolled back to the last complete snapshot: nothing lost or repeated
 
@@ -403,24 +389,19 @@ def test_suspend_resume_restart_when_guarantee_none_then_each_execution_starts_f
     source = dag.new_vertex("ticks", _stream_sequence())
     dag.edge(between(source, dag.new_vertex("sink", write_list_p("no-snapshots"), local_parallelism=1)))
     out = engine.get_list("no-snapshots")
-    job = engine.new_job(dag, _config(NONE))
-    try:
-        _wait_for(lambda: len(out) > 300)
+    with running(engine, dag, _config(NONE), TIMEOUT) as job:
+        wait_for(lambda: len(out) > 300, 60, "output before the suspension")
         job.suspend()
         assert job.status is JobStatus.SUSPENDED
         frozen = len(out)
         time.sleep(1.0)
         assert len(out) == frozen  # nothing runs while suspended
         job.resume()
-        _wait_for(lambda: len(out) > frozen + 300)
+        wait_for(lambda: len(out) > frozen + 300, 60, "output after the resume")
         job.restart()
         assert job.status is JobStatus.RUNNING
-        _wait_for(lambda: list(out).count(0) == 3 and len(out) > frozen + 600)
+        wait_for(lambda: list(out).count(0) == 3 and len(out) > frozen + 600, 60, "output of the third execution")
         assert job.metrics().restarts == 0 and job.metrics().last_snapshot is None
-    finally:
-        job.cancel()
-        with pytest.raises(JobFailedError):
-            job.join(timeout=TIMEOUT)
     items = list(out)
     starts = [i for i, item in enumerate(items) if item == 0]
     assert len(starts) == 3 and starts[1] == frozen  # without snapshots the source starts over, as in Jet

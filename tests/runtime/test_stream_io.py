@@ -5,15 +5,15 @@ no listening socket may outlive it."""
 
 from __future__ import annotations
 
+import itertools
 import socket
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
-from dag import DAG, CancellationError, Engine, EngineConfig, JobConfig
+from dag import DAG, Engine, EngineConfig
 from dag.runtime.job import JobStatus
 from edges import between
 from processors import JournalInitialPosition, map_p, stream_files_p, stream_map_p, write_list_p, write_map_p
@@ -23,82 +23,23 @@ sys.path.insert(0, str(EXAMPLES))
 
 import network_source  # noqa: E402
 
+from tests.support import connect, free_base_port, port_is_free, running, wait_for  # noqa: E402
+
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]
 
 WAIT = 60.0
 
 
-def wait_for(predicate, timeout=WAIT, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+def poke_until(poke, predicate, what: str) -> None:
+    """Call ``poke(i)`` for i = 0, 1, ... every 0.05 s until ``predicate()``: a source that skips what came before
+    it started (START_FROM_CURRENT, a file watcher) has surely started once a poke arrived."""
+    count = itertools.count()
+    wait_for(lambda: predicate() or poke(next(count)), WAIT, what)
 
 
-def free_base_port(count: int) -> int:
-    for _ in range(50):
-        probe = socket.create_server(("127.0.0.1", 0))
-        base = probe.getsockname()[1]
-        probe.close()
-        socks = []
-        try:
-            for port in range(base, base + count):
-                socks.append(socket.create_server(("127.0.0.1", port)))
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in socks:
-                s.close()
-    raise AssertionError("no free port range")
-
-
-def connect(port: int) -> socket.socket:
-    deadline = time.monotonic() + WAIT
-    while True:
-        try:
-            return socket.create_connection(("127.0.0.1", port), timeout=10)
-        except ConnectionRefusedError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
-
-
-def port_is_free(port: int) -> bool:
-    try:
-        socket.create_server(("127.0.0.1", port)).close()
-        return True
-    except OSError:
-        return False
-
-
-def job_threads() -> set[str]:
-    return {t.name for t in threading.enumerate() if t.name.startswith("jetspark")}
-
-
-class Running:
-    """Start a stream job; on exit cancel it, check it ends FAILED with CancellationError and that no jetspark
-    thread it started is left."""
-
-    def __init__(self, engine, dag, config=None):
-        self.engine, self.dag, self.config = engine, dag, config or JobConfig()
-
-    def __enter__(self):
-        self.threads_before = job_threads()
-        self.job = self.engine.new_job(self.dag, self.config)
-        return self.job
-
-    def __exit__(self, *exc):
-        self.job.cancel()
-        try:
-            with pytest.raises(CancellationError):
-                self.job.join(WAIT)
-        finally:
-            assert self.job.status is JobStatus.FAILED
-        wait_for(lambda: job_threads() <= self.threads_before, 15, "the job's threads to end")
-        return False
+def append(path: Path, text: str) -> None:
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(text)
 
 
 @pytest.mark.parametrize("members", [1, 2])
@@ -114,11 +55,11 @@ def test_network_source_when_clients_send_lines_then_seen_live_in_driver_list(en
     assert total == 2
     clients = []
     try:
-        with Running(eng, dag):
-            clients = [connect(base + g) for g in range(total)]
+        with running(eng, dag):
+            clients = [connect(base + g, WAIT) for g in range(total)]
             for g, client in enumerate(clients):
                 client.sendall("".join(f"{g},line {i}\n" for i in range(50)).encode())
-            wait_for(lambda: len(eng.get_list(name)) >= 50 * total, what="every line in the driver's list")
+            wait_for(lambda: len(eng.get_list(name)) >= 50 * total, WAIT, "every line in the driver's list")
             lines = list(eng.get_list(name))
         assert sorted(lines) == sorted(f"{g},line {i}" for g in range(total) for i in range(50))
         for g in range(total):  # one client, one processor: its lines in order
@@ -139,14 +80,15 @@ def test_stream_map_when_puts_on_the_driver_then_entries_reach_live_map_sink(eng
     double = dag.new_vertex("double", map_p(lambda e: (e[0], e[1] * 2)))
     sink = dag.new_vertex("sink", write_map_p("live-prices-doubled"))
     dag.edge(between(src, double)).edge(between(double, sink))
-    with Running(engine, dag):
-        wait_for(lambda: out.get("early") == 2, what="the entry put before the job started")
+    with running(engine, dag):
+        wait_for(lambda: out.get("early") == 2, WAIT, "the entry put before the job started")
         for i in range(100):
             prices[f"k{i % 10}"] = i
-        wait_for(lambda: all(out.get(f"k{j}") == 2 * (90 + j) for j in range(10)), what="the last update of each key")
+        wait_for(lambda: all(out.get(f"k{j}") == 2 * (90 + j) for j in range(10)), WAIT,
+                 "the last update of each key")
         del prices["early"]
         prices["late"] = 7
-        wait_for(lambda: out.get("late") == 14, what="a put after a remove")
+        wait_for(lambda: out.get("late") == 14, WAIT, "a put after a remove")
     assert out["early"] == 2  # the remove is not a put event: nothing was emitted for it
 
 
@@ -158,17 +100,12 @@ def test_stream_map_when_start_from_current_then_old_entries_skipped(engine):
     dag = DAG()
     src = dag.new_vertex("journal", stream_map_p("current-journal", JournalInitialPosition.START_FROM_CURRENT))
     dag.edge(between(src, dag.new_vertex("sink", write_list_p("current-journal-out"))))
-    with Running(engine, dag):
+    with running(engine, dag):
         # START_FROM_CURRENT is per source processor: put to one key (one partition, one processor) until that
         # processor has surely started, i.e. until one of the puts arrives
-        deadline = time.monotonic() + WAIT
-        i = 0
-        while not seen and time.monotonic() < deadline:
-            m["tick"] = i
-            i += 1
-            time.sleep(0.05)
+        poke_until(lambda i: m.__setitem__("tick", i), lambda: seen, "a put to reach the sink")
         m["tick"] = -1
-        wait_for(lambda: ("tick", -1) in seen, what="the last put")
+        wait_for(lambda: ("tick", -1) in seen, WAIT, "the last put")
     assert ("old", 1) not in seen
 
 
@@ -178,20 +115,13 @@ def test_stream_files_when_lines_appended_after_start_then_seen_in_order(engine,
     dag = DAG()
     src = dag.new_vertex("tail", stream_files_p(tmp_path, glob="*.log"))
     dag.edge(between(src, dag.new_vertex("sink", write_list_p("tail-out"))))
-    with Running(engine, dag):
+    with running(engine, dag):
         path = tmp_path / "app.log"
-        deadline = time.monotonic() + WAIT
-        i = 0
-        while not lines and time.monotonic() < deadline:  # lines written before the watcher started are skipped
-            with open(path, "a", encoding="utf-8") as f:
-                f.write(f"tick {i}\n")
-            i += 1
-            time.sleep(0.05)
-        with open(path, "a", encoding="utf-8") as f:
-            f.write("".join(f"line {j}\n" for j in range(200)))
-        with open(tmp_path / "ignored.txt", "a", encoding="utf-8") as f:
-            f.write("not matching\n")
-        wait_for(lambda: "line 199" in lines, what="the appended lines")
+        # lines written before the watcher started are skipped
+        poke_until(lambda i: append(path, f"tick {i}\n"), lambda: lines, "an appended line to reach the sink")
+        append(path, "".join(f"line {j}\n" for j in range(200)))
+        append(tmp_path / "ignored.txt", "not matching\n")
+        wait_for(lambda: "line 199" in lines, WAIT, "the appended lines")
         got = list(lines)
     assert [x for x in got if x.startswith("line")] == [f"line {j}" for j in range(200)]
     assert "not matching" not in got
