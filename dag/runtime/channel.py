@@ -45,7 +45,7 @@ from typing import Any, Callable
 
 __all__ = [
     "MAX_FRAME", "AuthenticationError", "ChannelClient", "DriverChannel", "FrameSocket", "bind_host", "connect",
-    "new_secret", "client_handshake", "server_handshake",
+    "new_secret", "client_handshake", "server_handshake", "typed_fields",
 ]
 
 MAX_FRAME = 256 * 1024 * 1024
@@ -75,6 +75,21 @@ def bind_host(master: str | None, cluster_host: str | None = None) -> str:
     if not cluster_host:
         raise ValueError(f"master {master!r} is not local: pass the host address to bind to (cluster_host)")
     return cluster_host
+
+
+def typed_fields(body: Any, fields: dict[str, type | tuple[type, ...]], what: str) -> dict:
+    """The ``fields`` of the JSON message ``body``, each checked to have its type (a bool is no int); raises
+    ``ValueError`` naming ``what`` (e.g. ``"log record"``), the field, the type wanted and the value got."""
+    if not isinstance(body, dict):
+        raise ValueError(f"a {what} must be a JSON object, got {type(body).__name__}")
+    checked = {}
+    for name, kind in fields.items():
+        value = body.get(name)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            wanted = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+            raise ValueError(f"{what} field {name!r} must be {wanted}, got {value!r:.80}")
+        checked[name] = value
+    return checked
 
 
 def _mac(secret: bytes, role: bytes, a: bytes, b: bytes) -> bytes:

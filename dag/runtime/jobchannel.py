@@ -35,7 +35,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from dag.runtime.channel import ChannelClient, DriverChannel, bind_host, new_secret
+from dag.runtime.channel import ChannelClient, DriverChannel, bind_host, new_secret, typed_fields
 
 __all__ = ["ChannelRef", "JobChannel", "task_client"]
 
@@ -156,14 +156,7 @@ class JobChannel:
 
 def validated_record(body: Any) -> dict:
     """``body`` checked to be a failure record of plain strings and ints (``ValueError`` otherwise)."""
-    if not isinstance(body, dict):
-        raise ValueError(f"a failure record must be a JSON object, got {type(body).__name__}")
-    record = {}
-    for name, kind in _FIELDS.items():
-        value = body.get(name)
-        if not isinstance(value, kind) or isinstance(value, bool):
-            raise ValueError(f"failure record field {name!r} must be {kind.__name__}, got {value!r:.80}")
-        record[name] = value
+    record = typed_fields(body, _FIELDS, "failure record")
     when = body.get("time")  # optional: when the task reported it (seconds since the epoch)
     if isinstance(when, (int, float)) and not isinstance(when, bool):
         record["time"] = float(when)

@@ -33,6 +33,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Callable
 
+from dag.runtime.channel import typed_fields
+
 __all__ = ["LOG_TOPIC", "FLUSH_TOPIC", "ChannelLogHandler", "forwarding", "record_to_data", "reemit",
            "register_log_topics", "driver_level"]
 
@@ -119,14 +121,7 @@ def driver_level(name: str) -> int:
 
 
 def _validated(body: Any) -> dict:
-    if not isinstance(body, dict):
-        raise ValueError(f"a log record must be a JSON object, got {type(body).__name__}")
-    fields = {}
-    for key, kind in _FIELDS.items():
-        value = body.get(key)
-        if not isinstance(value, kind) or isinstance(value, bool):
-            raise ValueError(f"log record field {key!r} must be {kind}, got {value!r:.80}")
-        fields[key] = value
+    fields = typed_fields(body, _FIELDS, "log record")
     for key in _OPTIONAL:
         value = body.get(key)
         if value is not None and not isinstance(value, str):
