@@ -27,12 +27,12 @@ from __future__ import annotations
 import argparse
 import random
 import sys
-import threading
 import time
 from collections import defaultdict
 
 from dag import DAG
 from edges import between
+from generator_thread import GeneratorThread
 from processors import (JournalInitialPosition, aggregate_to_session_window_p, all_of, counting,
                         emit_by_min_step, limiting_lag, mapping, stream_map_p, to_set, wm_gen_params, write_list_p)
 
@@ -61,7 +61,7 @@ def new_value(event) -> tuple:
     return event.new_value
 
 
-class ClickGenerator:
+class ClickGenerator(GeneratorThread):
     """A thread clicking for ``users`` simulated users into ``clicks`` (a driver-side map); every click is kept
     in :attr:`generated`.
 
@@ -73,26 +73,9 @@ class ClickGenerator:
     """
 
     def __init__(self, clicks: dict, users: int = 5, seed: int | None = None):
+        super().__init__("click-generator")
         self.clicks, self.users = clicks, [f"user-{i}" for i in range(users)]
-        self.generated: list[tuple] = []
         self._random = random.Random(seed)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="click-generator", daemon=True)
-
-    def __enter__(self) -> "ClickGenerator":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout=5)
 
     def _run(self) -> None:
         rnd = self._random

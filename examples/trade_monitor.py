@@ -40,12 +40,12 @@ import datetime
 import os
 import random
 import sys
-import threading
 import time
 from pathlib import Path
 
 from dag import DAG
 from edges import between
+from generator_thread import GeneratorThread
 from processors import (ContextFactory, JournalInitialPosition, TimestampKind, accumulate_by_frame_p,
                         combine_to_sliding_window_p, counting, emit_by_frame, entry_key, limiting_lag,
                         map_using_context_p, sliding_win_policy, stream_map_p, wm_gen_params, write_file_p)
@@ -75,7 +75,7 @@ def new_value(event) -> tuple:
     return event.new_value
 
 
-class TradeGenerator:
+class TradeGenerator(GeneratorThread):
     """A thread putting ``rate`` random trades a second into ``trades`` (a driver-side map), timestamped with
     the wall clock; every trade it made is kept in :attr:`generated` (for checking the windows).
 
@@ -87,26 +87,9 @@ class TradeGenerator:
     """
 
     def __init__(self, trades: dict, rate: int = 1000, tickers: tuple[str, ...] = TICKERS, seed: int | None = None):
+        super().__init__("trade-generator")
         self.trades, self.rate, self.tickers = trades, rate, tickers
-        self.generated: list[tuple] = []
         self._random = random.Random(seed)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="trade-generator", daemon=True)
-
-    def __enter__(self) -> "TradeGenerator":
-        self.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout=5)
 
     def _run(self) -> None:
         period = 0.01
