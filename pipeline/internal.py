@@ -11,8 +11,8 @@
 - Event adapters (``EventMap``, ``EventFilter``, ``EventFlatMap``, ...): run a user function on the plain item
   of a :class:`~pipeline.events.JetEvent` and keep the event's timestamp on the outputs.
 - :class:`UnwrapEventsP`: wraps a sink's processor so it receives plain items instead of events;
-  :class:`MappedMetaSupplier` applies such a wrapper to every processor of a meta-supplier (and keeps the
-  stream-source mark of the one it wraps).
+  ``MappedMetaSupplier`` (``processors/suppliers.py``, re-exported here) applies such a wrapper to every
+  processor of a meta-supplier (and keeps the stream-source mark of the one it wraps).
 - Window adapters: :class:`EventAccumulate` (an accumulate function on the plain item), :class:`EventResult`
   (a window result sent on as ``JetEvent(window_end, out)``), ``event_timestamp``; peek: :class:`EventToString`
   (``item (eventTime=...)``), :class:`EventPredicate`; watermark ``wrap_fn``: ``to_event``, ``rewrap_event``.
@@ -34,7 +34,7 @@ from processors.aggregate import AggregateOperation
 from processors.diagnostic import PeekWrappedP
 from processors.inbox import Inbox
 from processors.processor import Processor
-from processors.suppliers import ProcessorMetaSupplier, ProcessorSupplier
+from processors.suppliers import MappedMetaSupplier
 from processors.traverser import to_traverser
 from processors.watermark import Watermark
 from processors.windows import TimestampedEntry
@@ -372,59 +372,6 @@ class EventResult:
             entries = map(_new_tuple, repeat(TimestampedEntry), zip(keys, results, repeat(end)))
             return list(map(JetEvent, repeat(end), entries))
         return [out for out in (self(start, end, key, result) for key, result in pairs) if out is not None]
-
-
-class MappedMetaSupplier(ProcessorMetaSupplier):
-    """A meta-supplier whose processors are ``wrap(processor)`` of those ``inner`` makes (e.g. a sink wrapped in
-    :class:`UnwrapEventsP`, or a source given watermark parameters)."""
-
-    def __init__(self, inner: Any, wrap: Callable[[Processor], Processor]):
-        from processors.suppliers import to_meta_supplier
-
-        self.inner = to_meta_supplier(inner)
-        self.wrap = wrap
-        if getattr(inner, "is_stream_source", False) is True:  # still an unbounded source (pipelined runtime)
-            self.is_stream_source = True
-
-    def preferred_local_parallelism(self) -> int | None:
-        return self.inner.preferred_local_parallelism()
-
-    def init(self, context: Any) -> None:
-        self.inner.init(context)
-
-    def get(self, member_indices: list[int]) -> Callable[[int], ProcessorSupplier]:
-        by_member = self.inner.get(member_indices)
-        return _MappedBy(by_member, self.wrap)
-
-    def close(self, error: Any) -> None:
-        self.inner.close(error)
-
-    def __repr__(self) -> str:
-        return f"MappedMetaSupplier({self.inner!r})"
-
-
-class _MappedBy:
-    def __init__(self, by_member: Callable[[int], ProcessorSupplier], wrap: Callable[[Processor], Processor]):
-        self.by_member = by_member
-        self.wrap = wrap
-
-    def __call__(self, member: int) -> ProcessorSupplier:
-        return _MappedSupplier(self.by_member(member), self.wrap)
-
-
-class _MappedSupplier(ProcessorSupplier):
-    def __init__(self, inner: ProcessorSupplier, wrap: Callable[[Processor], Processor]):
-        self.inner = inner
-        self.wrap = wrap
-
-    def init(self, context: Any) -> None:
-        self.inner.init(context)
-
-    def get(self, count: int) -> list:
-        return [self.wrap(p) for p in self.inner.get(count)]
-
-    def close(self, error: Any) -> None:
-        self.inner.close(error)
 
 
 def unwrap_events(processor: Processor) -> Processor:

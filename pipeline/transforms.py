@@ -47,7 +47,6 @@ from processors.aggregating import accumulate_by_key_p, accumulate_p, combine_by
 from processors.diagnostic import peek_output_p
 from processors.functions import entry, entry_key, whole_item
 from processors.stateless import noop_p
-from processors.stream_sources import is_stream_source, mark_stream_source
 from processors.suppliers import ProcessorMetaSupplier, RuntimeBound
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -157,10 +156,7 @@ class PeekTransform(Transform):
             # a driver-side source or sink is a Spark operation, not processors: peek in a vertex of its own
             self._add_single_vertex(p, peek_output_p(noop_p(), to_string, should_log))
             return
-        wrapped = peek_output_p(peeked.supplier, to_string, should_log)
-        if is_stream_source(peeked.supplier):
-            mark_stream_source(wrapped)  # the peeked source is still unbounded
-        peeked.supplier = wrapped
+        peeked.supplier = peek_output_p(peeked.supplier, to_string, should_log)  # a stream source stays one
         p.xform2vertex[self] = peeked
 
 

@@ -16,7 +16,8 @@ On Spark, these records reach the driver's ``logging`` as logger ``jetspark.<ver
 (``dag/runtime/logforward.py``).
 
 ``should_log_fn(item)`` selects the items to log (None = all). The wrapped supplier may be a zero-argument
-callable, a ``ProcessorSupplier`` or a ``ProcessorMetaSupplier``; the result is of the same kind.
+callable, a ``ProcessorSupplier`` or a ``ProcessorMetaSupplier``; the result is of the same kind (a wrapped
+stream source stays one).
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from processors.inbox import Inbox
 from processors.outbox import offer_each
 from processors.processor import AbstractProcessor, Processor
 from processors.stateless import BuiltinSupplier, check_callable, fn_name
-from processors.suppliers import ProcessorMetaSupplier, ProcessorSupplier, RuntimeBound
+from processors.suppliers import (MappedMetaSupplier, MappedSupplier, ProcessorMetaSupplier, ProcessorSupplier,
+                                  RuntimeBound)
 from processors.watermark import Watermark
 
 __all__ = ["write_logger_p", "peek_input_p", "peek_output_p", "peek_snapshot_p", "WriteLoggerP", "PeekWrappedP"]
@@ -192,41 +194,6 @@ class PeekWrappedP(Processor):
         self.wrapped.close()
 
 
-class _PeekSupplier(ProcessorSupplier):
-    def __init__(self, wrapped: ProcessorSupplier, wrap: Callable[[Processor], Processor]):
-        self.wrapped = wrapped
-        self.wrap = wrap
-
-    def init(self, context: Any) -> None:
-        self.wrapped.init(context)
-
-    def get(self, count: int) -> list[Processor]:
-        return [self.wrap(p) for p in self.wrapped.get(count)]
-
-    def close(self, error: BaseException | None) -> None:
-        self.wrapped.close(error)
-
-
-class _PeekMetaSupplier(ProcessorMetaSupplier):
-    def __init__(self, wrapped: ProcessorMetaSupplier, wrap: Callable[[Processor], Processor]):
-        self.wrapped = wrapped
-        self.wrap = wrap
-
-    def preferred_local_parallelism(self) -> int | None:
-        return self.wrapped.preferred_local_parallelism()
-
-    def init(self, context: Any) -> None:
-        self.wrapped.init(context)
-
-    def get(self, member_indices: list[int]) -> Callable[[int], ProcessorSupplier]:
-        by_member = self.wrapped.get(member_indices)
-        wrap = self.wrap
-        return lambda member_index: _PeekSupplier(by_member(member_index), wrap)
-
-    def close(self, error: BaseException | None) -> None:
-        self.wrapped.close(error)
-
-
 class _PeekFactory:
     """Zero-argument callable: the wrapped factory's processor, wrapped."""
 
@@ -266,9 +233,9 @@ def _peek(factory: str, supplier: Any, to_string_fn: Callable[[Any], Any], shoul
             "processors to peek at; peek at the vertex next to it instead"
         )
     if isinstance(supplier, ProcessorMetaSupplier):
-        return _PeekMetaSupplier(supplier, wrap)
+        return MappedMetaSupplier(supplier, wrap)
     if isinstance(supplier, ProcessorSupplier):
-        return _PeekSupplier(supplier, wrap)
+        return MappedSupplier(supplier, wrap)
     if isinstance(supplier, Processor) or not callable(supplier):
         raise DagValidationError(
             f"{factory}: expected a processor supplier (a zero-argument callable returning a new Processor, a "

@@ -8,6 +8,9 @@
 - ``ProcessorMetaSupplier.force_total_parallelism_one(s)`` runs the real processor only on member 0 (or the
   given member); every other member gets processors that expect no input. Its vertex must have local
   parallelism 1: ``init`` raises a ``DagValidationError`` naming the vertex otherwise.
+- ``MappedMetaSupplier(inner, wrap)`` / ``MappedSupplier(inner, wrap)`` give ``wrap(processor)`` for every
+  processor ``inner`` makes (the peek wrappers, a pipeline sink unwrapping events, a source given watermark
+  parameters); a wrapped unbounded source stays one.
 - ``RuntimeBound`` marks engine-implemented suppliers (``runtime_kind``: ``"driver_source"``,
   ``"driver_sink"``, ``"spark_text_source"``, ``"spark_text_sink"``); their ``get`` raises.
 
@@ -210,6 +213,60 @@ class _TotalParallelismOne(ProcessorMetaSupplier):
 
     def __repr__(self) -> str:
         return f"ProcessorMetaSupplier.force_total_parallelism_one({self.supplier!r}, member_index={self.member_index})"
+
+
+class MappedMetaSupplier(ProcessorMetaSupplier):
+    """A meta-supplier whose processors are ``wrap(processor)`` of those ``inner`` makes; ``wrap`` must be
+    picklable (a module-level function or a callable object). A wrapped stream source is still one."""
+
+    def __init__(self, inner: Any, wrap: Callable[[Processor], Processor]):
+        self.inner = to_meta_supplier(inner)
+        self.wrap = wrap
+        if getattr(inner, "is_stream_source", False) is True:  # still an unbounded source (pipelined runtime)
+            self.is_stream_source = True
+
+    def preferred_local_parallelism(self) -> int | None:
+        return self.inner.preferred_local_parallelism()
+
+    def init(self, context: Any) -> None:
+        self.inner.init(context)
+
+    def get(self, member_indices: list[int]) -> Callable[[int], ProcessorSupplier]:
+        return _MappedBy(self.inner.get(member_indices), self.wrap)
+
+    def close(self, error: Any) -> None:
+        self.inner.close(error)
+
+    def __repr__(self) -> str:
+        return f"MappedMetaSupplier({self.inner!r})"
+
+
+class _MappedBy:
+    """Picklable ``member_index -> MappedSupplier``."""
+
+    def __init__(self, by_member: Callable[[int], ProcessorSupplier], wrap: Callable[[Processor], Processor]):
+        self.by_member = by_member
+        self.wrap = wrap
+
+    def __call__(self, member: int) -> ProcessorSupplier:
+        return MappedSupplier(self.by_member(member), self.wrap)
+
+
+class MappedSupplier(ProcessorSupplier):
+    """A supplier whose processors are ``wrap(processor)`` of those ``inner`` makes."""
+
+    def __init__(self, inner: ProcessorSupplier, wrap: Callable[[Processor], Processor]):
+        self.inner = inner
+        self.wrap = wrap
+
+    def init(self, context: Any) -> None:
+        self.inner.init(context)
+
+    def get(self, count: int) -> list[Processor]:
+        return [self.wrap(p) for p in self.inner.get(count)]
+
+    def close(self, error: Any) -> None:
+        self.inner.close(error)
 
 
 class RuntimeBound:
