@@ -6,6 +6,7 @@ Imported as ``from tests.support import ...`` (the tests run from the repository
 - ``wait_for``: poll a condition with a bound; the failure names what was awaited.
 - ``running``: a stream job that is always cancelled and whose join is bounded, and that must leave no
   jetspark thread of its own behind.
+- ``counter_stream``: an endless, snapshotting stream source counting 0, 1, 2, ...
 - ``complete_until``: drive a source processor's ``complete()`` directly (engine-free tests).
 - ``free_base_port``, ``connect``, ``port_is_free``: loopback ports for socket sources.
 """
@@ -76,6 +77,24 @@ def numbers(engine, n: int) -> str:
     name = unique("nums")
     engine.get_list(name).extend(range(n))
     return name
+
+
+def counter_stream(name: str, pause: float):
+    """A stream source named ``name`` counting 0, 1, 2, ... for ever, 20 numbers then a ``pause`` (s) per fill;
+    it saves its position in snapshots, so an exactly-once restart resumes where the snapshot left it."""
+    from processors import SourceBuilder
+
+    def fill(state, buf):
+        for _ in range(20):
+            buf.add(state["n"])
+            state["n"] += 1
+        time.sleep(pause)
+
+    def restore(state, saved):
+        state["n"] = saved[0]
+
+    return (SourceBuilder.stream(name, lambda ctx: {"n": 0}).fill_buffer_fn(fill)
+            .create_snapshot_fn(lambda state: state["n"]).restore_snapshot_fn(restore).build())
 
 
 def complete_until(proc, outbox, predicate, timeout: float = 10.0):

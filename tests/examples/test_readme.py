@@ -13,20 +13,22 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def readme_python_block(heading: str) -> str:
+def run_readme_python_block(heading: str) -> str:
+    """Run the python block under ``## heading`` of README.md from the repository root; returns its stdout."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     match = re.search(rf"## {re.escape(heading)}\n.*?```python\n(.*?)```", text, re.S)
     assert match, f"README has no python block under '## {heading}'"
-    return match.group(1)
+    done = subprocess.run([sys.executable, "-c", match.group(1)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
 
 
 @pytest.mark.spark
 @pytest.mark.slow
 def test_readme_word_count_snippet_when_run_then_prints_top_words():
-    code = readme_python_block("Word count, as in the manual")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    top = eval(done.stdout.strip().splitlines()[-1])  # the snippet prints a list of (word, count)
+    stdout = run_readme_python_block("Word count, as in the manual")
+    top = eval(stdout.strip().splitlines()[-1])  # the snippet prints a list of (word, count)
     expected = Counter()
     for name in ("faust.txt", "tom-sawyer.txt"):
         text = (ROOT / "examples" / "data" / "books" / name).read_text(encoding="utf-8-sig").lower()
@@ -39,7 +41,5 @@ def test_readme_word_count_snippet_when_run_then_prints_top_words():
 @pytest.mark.spark
 @pytest.mark.slow
 def test_readme_pipeline_snippet_when_run_then_prints_the_manuals_counts():
-    code = readme_python_block("Pipeline API")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.strip().splitlines()[-2:] == ["Count of hello: 4", "Count of world: 5"]
+    stdout = run_readme_python_block("Pipeline API")
+    assert stdout.strip().splitlines()[-2:] == ["Count of hello: 4", "Count of world: 5"]

@@ -10,13 +10,13 @@ from __future__ import annotations
 import base64
 import os
 import pickle
-import uuid
 
 import pytest
 
 from dag import DAG, JobFailedError, JobStatus
 from edges import between
 from processors import AbstractProcessor, map_p, read_list_p, write_list_p, write_map_p
+from tests.support import unique
 
 pytestmark = pytest.mark.spark
 
@@ -36,6 +36,13 @@ def _malicious(marker_file) -> str:
     return "JETSPARK-FAILURE:" + blob
 
 
+def _source_of_malicious_string(engine, dag, marker):
+    """A one-processor vertex ``src`` reading a driver list that holds :func:`_malicious` of ``marker``."""
+    name = unique("src")
+    engine.get_list(name).append(_malicious(marker))
+    return dag.new_vertex("src", read_list_p(name), local_parallelism=1)
+
+
 class RaisesItem(AbstractProcessor):
     def try_process0(self, item):
         raise ValueError(item)
@@ -44,10 +51,8 @@ class RaisesItem(AbstractProcessor):
 def test_failure_when_data_string_carries_old_marker_in_processor_error_then_no_code_runs_and_job_fails(
         engine, tmp_path):
     marker = tmp_path / "pwned"
-    src = f"src-{uuid.uuid4().hex}"
-    engine.get_list(src).append(_malicious(marker))
     dag = DAG()
-    s = dag.new_vertex("src", read_list_p(src), local_parallelism=1)
+    s = _source_of_malicious_string(engine, dag, marker)
     r = dag.new_vertex("raises", RaisesItem, local_parallelism=1)
     dag.edge(between(s, r))
     job = engine.new_job(dag)
@@ -63,11 +68,9 @@ def test_failure_when_data_string_carries_old_marker_in_processor_error_then_no_
 def test_failure_when_data_string_with_old_marker_reaches_a_driver_sink_then_no_code_runs_and_join_returns(
         engine, tmp_path):
     marker = tmp_path / "pwned"
-    src = f"src-{uuid.uuid4().hex}"
-    engine.get_list(src).append(_malicious(marker))
     dag = DAG()
-    s = dag.new_vertex("src", read_list_p(src), local_parallelism=1)
-    m = dag.new_vertex("sink", write_map_p(f"out-{uuid.uuid4().hex}"))  # not an entry: an error quoting it
+    s = _source_of_malicious_string(engine, dag, marker)
+    m = dag.new_vertex("sink", write_map_p(unique("out")))  # not an entry: an error quoting it
     dag.edge(between(s, m))
     job = engine.new_job(dag)
     with pytest.raises(JobFailedError) as info:
@@ -77,11 +80,9 @@ def test_failure_when_data_string_with_old_marker_reaches_a_driver_sink_then_no_
 
 
 def test_failure_when_data_string_passes_through_to_a_sink_then_delivered_as_data(engine, tmp_path):
-    marker = tmp_path / "pwned"
-    src, out = f"src-{uuid.uuid4().hex}", f"out-{uuid.uuid4().hex}"
-    engine.get_list(src).append(_malicious(marker))
+    marker, out = tmp_path / "pwned", unique("out")
     dag = DAG()
-    s = dag.new_vertex("src", read_list_p(src), local_parallelism=1)
+    s = _source_of_malicious_string(engine, dag, marker)
     m = dag.new_vertex("upper", map_p(str.upper), local_parallelism=1)
     w = dag.new_vertex("sink", write_list_p(out))
     dag.edge(between(s, m)).edge(between(m, w))

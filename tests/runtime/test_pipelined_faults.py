@@ -26,7 +26,7 @@ from dag import DAG, ExecutionMode, JobConfig, JobFailedError, JobStatus, Proces
 from edges import between
 from processors import AbstractProcessor, SourceBuilder, write_file_p, write_list_p
 from tests.runtime.test_pipelined import Endless, channel_closed, stray_jetspark_threads, worker_threads
-from tests.support import running, wait_for
+from tests.support import counter_stream, running, wait_for
 
 pytestmark = pytest.mark.spark
 FAIL_WITHIN = 60.0  # seconds from the fault to join()'s error, generous for a loaded 2-core machine
@@ -83,22 +83,6 @@ def _break_links():
                 conn.sock.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
-
-
-def _sequence():
-    """An endless counter that saves its position in snapshots (so an exactly-once restart resumes it)."""
-
-    def fill(state, buf):
-        for _ in range(20):
-            buf.add(state["n"])
-            state["n"] += 1
-        time.sleep(0.002)
-
-    def restore(state, saved):
-        state["n"] = saved[0]
-
-    return (SourceBuilder.stream("endless", lambda ctx: {"n": 0}).fill_buffer_fn(fill)
-            .create_snapshot_fn(lambda state: state["n"]).restore_snapshot_fn(restore).build())
 
 
 def _probe_dag(name, probe=Probe, source=Endless):
@@ -223,7 +207,8 @@ def test_stream_file_sink_when_it_cannot_write_then_fails_naming_sink_and_nothin
     out.mkdir()
     (out / "0").symlink_to("/dev/full")  # every write fails: "No space left on device"
     dag = DAG()
-    src = dag.new_vertex("endless", _sequence(), local_parallelism=1)  # a stream source: write_file_p is live
+    # a stream source: write_file_p is live
+    src = dag.new_vertex("endless", counter_stream("endless", pause=0.002), local_parallelism=1)
     sink = dag.new_vertex("sink", write_file_p(out, append=True), local_parallelism=1)
     dag.edge(between(src, sink))
     with running(engine, dag, _config()) as job:
@@ -264,7 +249,8 @@ def test_stream_source_when_create_fn_fails_then_fails_naming_source_and_nothing
 
 def test_exactly_once_stream_when_tcp_link_breaks_then_restarts_from_snapshot(engine, tmp_path):
     name = f"cut-eo-{uuid.uuid4().hex}"
-    dag = _probe_dag(name, lambda: Probe(cut_at=3000, marker=str(tmp_path / "cut")), _sequence())
+    source = counter_stream("endless", pause=0.002)
+    dag = _probe_dag(name, lambda: Probe(cut_at=3000, marker=str(tmp_path / "cut")), source)
     with running(engine, dag, _config(ProcessingGuarantee.EXACTLY_ONCE)) as job:
         wait_for(lambda: (tmp_path / "cut").exists(), 120, "the link cut")
         wait_for(lambda: job.metrics().restarts >= 1, 120, "the restart")

@@ -25,7 +25,7 @@ from dag.runtime.job import JobStatus
 from edges import between
 from processors import (AbstractProcessor, Processor, SourceBuilder, aggregate_by_key_p, counting, write_file_p,
                         write_list_p)
-from tests.support import running, wait_for
+from tests.support import counter_stream, running, wait_for
 
 pytestmark = pytest.mark.spark
 
@@ -318,23 +318,9 @@ def test_restore_when_processor_does_not_override_restore_then_fails_naming_vert
         _run(engine, dag, _config(EXACTLY_ONCE))
 
 
-def _stream_sequence():
-    def fill(state, buf):
-        for _ in range(20):
-            buf.add(state["n"])
-            state["n"] += 1
-        time.sleep(0.005)
-
-    def restore(state, saved):
-        state["n"] = saved[0]
-
-    return (SourceBuilder.stream("ticks", lambda ctx: {"n": 0}).fill_buffer_fn(fill)
-            .create_snapshot_fn(lambda state: state["n"]).restore_snapshot_fn(restore).build())
-
-
 def test_suspend_resume_restart_when_stream_job_then_output_contiguous_and_exactly_once(engine):
     dag = DAG()
-    source = dag.new_vertex("ticks", _stream_sequence())
+    source = dag.new_vertex("ticks", counter_stream("ticks", pause=0.005))
     sink = dag.new_vertex("sink", write_list_p("suspended"), local_parallelism=1)
     dag.edge(between(source, sink))
     out = engine.get_list("suspended")
@@ -359,7 +345,7 @@ def test_suspend_when_terminal_snapshot_fails_then_suspends_and_resumes_from_las
     from dag.runtime.snapshot_coordinator import SnapshotCoordinator
 
     dag = DAG()
-    source = dag.new_vertex("ticks", _stream_sequence())
+    source = dag.new_vertex("ticks", counter_stream("ticks", pause=0.005))
     dag.edge(between(source, dag.new_vertex("sink", write_list_p("suspend-failed"), local_parallelism=1)))
     out = engine.get_list("suspend-failed")
     with running(engine, dag, _config(EXACTLY_ONCE, snapshot_interval_ms=200), TIMEOUT) as job:
@@ -386,7 +372,7 @@ def test_suspend_when_terminal_snapshot_fails_then_suspends_and_resumes_from_las
 
 def test_suspend_resume_restart_when_guarantee_none_then_each_execution_starts_from_scratch(engine):
     dag = DAG()
-    source = dag.new_vertex("ticks", _stream_sequence())
+    source = dag.new_vertex("ticks", counter_stream("ticks", pause=0.005))
     dag.edge(between(source, dag.new_vertex("sink", write_list_p("no-snapshots"), local_parallelism=1)))
     out = engine.get_list("no-snapshots")
     with running(engine, dag, _config(NONE), TIMEOUT) as job:
