@@ -15,6 +15,7 @@ import cpu_log_pipelines as cpu  # noqa: E402
 
 from pipeline import Sinks  # noqa: E402
 from processors.stream_sources import is_stream_source  # noqa: E402
+from tests.support import running, wait_for  # noqa: E402
 
 
 def test_producer_when_lowered_then_dot_is_the_one_jet_printed(tmp_path: Path) -> None:
@@ -42,18 +43,9 @@ def test_consumer_when_run_then_reads_back_the_cpu_log(engine, tmp_path: Path) -
 
 @pytest.mark.spark
 def test_producer_when_run_then_cpu_log_lines_of_simple_events_until_cancelled(engine, tmp_path: Path) -> None:
-    import time
-
-    from dag import CancellationError
-
-    job = engine.new_job(cpu.producer_pipeline(tmp_path))
     log = tmp_path / "data.0.csv"
-    deadline = time.monotonic() + 180
-    while (not log.exists() or len(log.read_text().splitlines()) < 5) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    job.cancel()
-    with pytest.raises(CancellationError):
-        job.join(timeout=120)
+    with running(engine, cpu.producer_pipeline(tmp_path), join_timeout=120):
+        wait_for(lambda: log.exists() and len(log.read_text().splitlines()) >= 5, 180, "5 lines in the log")
     lines = log.read_text().splitlines()
     assert len(lines) >= 5
     for line in lines:

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
 
 import pytest
 
-from dag import CancellationError
 from pipeline import Pipeline, SimpleEvent, Sinks, Sources, TestSources, WindowDefinition
 from processors import TimestampedEntry, counting, whole_item
+from tests.support import running, wait_for
 
 pytestmark = pytest.mark.spark
 
@@ -55,13 +54,8 @@ def test_item_stream_when_run_then_simple_events_reach_the_sink_until_cancelled(
     p.read_from(TestSources.item_stream(200)).with_native_timestamps(0).map(lambda e: e).write_to(
         Sinks.list("item-stream"))
     engine.get_list("item-stream").clear()
-    job = engine.new_job(p)
-    deadline = time.monotonic() + 120
-    while len(engine.get_list("item-stream")) < 20 and time.monotonic() < deadline:
-        time.sleep(0.2)
-    job.cancel()
-    with pytest.raises(CancellationError):
-        job.join(timeout=120)
+    with running(engine, p, join_timeout=120):
+        wait_for(lambda: len(engine.get_list("item-stream")) >= 20, 120, "20 events in the sink")
     items = list(engine.get_list("item-stream"))
     engine.get_list("item-stream").clear()
     assert len(items) >= 20 and all(isinstance(e, SimpleEvent) for e in items)
