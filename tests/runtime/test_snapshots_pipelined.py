@@ -318,6 +318,16 @@ def test_restore_when_processor_does_not_override_restore_then_fails_naming_vert
         _run(engine, dag, _config(EXACTLY_ONCE))
 
 
+def _suspended(job, out) -> int:
+    """Suspend ``job``, check it is SUSPENDED and publishes nothing for a second; returns the output's length."""
+    job.suspend()
+    assert job.status is JobStatus.SUSPENDED
+    frozen = len(out)
+    time.sleep(1.0)
+    assert len(out) == frozen  # nothing runs while suspended
+    return frozen
+
+
 def test_suspend_resume_restart_when_stream_job_then_output_contiguous_and_exactly_once(engine):
     dag = DAG()
     source = dag.new_vertex("ticks", counter_stream("ticks", pause=0.005))
@@ -326,12 +336,8 @@ def test_suspend_resume_restart_when_stream_job_then_output_contiguous_and_exact
     out = engine.get_list("suspended")
     with running(engine, dag, _config(EXACTLY_ONCE, snapshot_interval_ms=200), TIMEOUT) as job:
         wait_for(lambda: len(out) > 500, 60, "output before the suspension")
-        job.suspend()
-        assert job.status is JobStatus.SUSPENDED
+        frozen = _suspended(job, out)
         assert job.metrics().last_snapshot is not None  # the snapshot the suspension took
-        frozen = len(out)
-        time.sleep(1.0)
-        assert len(out) == frozen  # nothing runs while suspended
         job.resume()
         wait_for(lambda: len(out) > frozen + 500, 60, "output after the resume")
         job.restart()
@@ -377,11 +383,7 @@ def test_suspend_resume_restart_when_guarantee_none_then_each_execution_starts_f
     out = engine.get_list("no-snapshots")
     with running(engine, dag, _config(NONE), TIMEOUT) as job:
         wait_for(lambda: len(out) > 300, 60, "output before the suspension")
-        job.suspend()
-        assert job.status is JobStatus.SUSPENDED
-        frozen = len(out)
-        time.sleep(1.0)
-        assert len(out) == frozen  # nothing runs while suspended
+        frozen = _suspended(job, out)
         job.resume()
         wait_for(lambda: len(out) > frozen + 300, 60, "output after the resume")
         job.restart()
