@@ -6,7 +6,7 @@ the variants take turns ``--repeat`` times and the medians and ratios are printe
 whole process tree, as ``bench_jobs.py``):
 
 ================  =====================================================================================
-``dag``           ``examples/word_count.py`` / ``examples/tf_idf.py``: the manual's Core DAGs
+``dag``           ``examples/word_count.py`` / ``examples/tf_idf.py``: the example Core DAGs
 ``pipeline``      ``examples/word_count_pipeline.py`` / ``examples/tf_idf_pipeline.py``: the same jobs
                   written with the Pipeline API and lowered by ``Pipeline.to_dag()``
 ================  =====================================================================================

@@ -49,7 +49,8 @@ def describe_edge_op(ep: EdgePlan, partition_count: int, members: int = 1) -> st
     elif op is EdgeOp.REPARTITION:
         text = f"repartition({ep.source_parallelism} -> {ep.dest_parallelism}, items dealt round-robin, one shuffle)"
     elif op is EdgeOp.BROADCAST:
-        text = f"broadcast variable (collect once; {_route_text(ep, members)})"
+        text = f"broadcast variable (collected once, in one Spark job with the other broadcast edges ready by then; " \
+               f"{_route_text(ep, members)})"
     else:
         partitioner = ""
         if ep.route in (Route.PARTITIONED_LOCAL, Route.PARTITIONED_ALL, Route.PARTITIONED_MEMBER):

@@ -24,7 +24,11 @@ partitioned (incl. all_to_one)          PARTITION_BY: ``partition % Ld`` on the 
 fanout, distributed, M > 1              PARTITION_BY, route ``fanout``: a copy per member, round-robin within it
 fanout, local (or M = 1)                as unicast
 broadcast                              BROADCAST: collect once, ``SparkContext.broadcast``; a local edge on
-                                       M > 1 gives each member only its own member's upstream items
+                                       M > 1 gives each member only its own member's upstream items; the
+                                       broadcast edges ready at that point are collected in one Spark job
+broadcast into a vertex of one          as unicast into that processor (COALESCE, or NARROW when the sender
+  processor in total                    has one too): it gets every item either way; no broadcast variable
+                                       and no Spark job of its own (the manual's ``doc-count``)
 several non-broadcast inbound edges     each keyed to its target processor and ``partitionBy`` with the SAME
                                        partitioner function, then ``union`` (partition-aligned), parents in
                                        ascending priority; broadcast inputs merged in by priority
@@ -116,7 +120,11 @@ def _lower_edge(edge: Any, src: VertexPlan, dst: VertexPlan, members: int) -> Ed
     local = edge.is_local or members == 1
     ls, ld = src.local_parallelism, dst.local_parallelism
     member = None
-    if policy is RoutingPolicy.BROADCAST:
+    reason = ""
+    if policy is RoutingPolicy.BROADCAST and dst.total_parallelism == 1:
+        op, route = (EdgeOp.NARROW if src.total_parallelism == 1 else EdgeOp.COALESCE), Route.UNICAST_ALL
+        reason = f"broadcast into the only processor of '{dst.name}': every item reaches it as on a unicast edge"
+    elif policy is RoutingPolicy.BROADCAST:
         op, route = EdgeOp.BROADCAST, (Route.BROADCAST_MEMBER if local and members > 1 else Route.BROADCAST_ALL)
     elif policy is RoutingPolicy.PARTITIONED:
         op = EdgeOp.PARTITION_BY
@@ -138,7 +146,7 @@ def _lower_edge(edge: Any, src: VertexPlan, dst: VertexPlan, members: int) -> Ed
         edge=edge, source=src.name, dest=dst.name, source_ordinal=edge.source_ordinal,
         dest_ordinal=edge.dest_ordinal, priority=edge.get_priority(), queue_size=edge.queue_size(),
         op=op, route=route, source_parallelism=src.total_parallelism, dest_parallelism=dst.total_parallelism,
-        member=member,
+        member=member, reason=reason,
     )
 
 

@@ -5,8 +5,10 @@
 1. creates the processor suppliers of its vertices on the driver (``meta.init(ctx)``,
    ``fn = meta.get(list(range(M)))``, ``ps = fn(m)`` per member); they travel to the tasks inside the stage
    function and the task calls ``ps.init``/``ps.get(L)``/``ps.close``;
-2. collects and broadcasts the inputs of its broadcast edges (one Spark action per broadcast edge,
-   ``SparkContext.broadcast``, destroyed at the end of the job);
+2. collects and broadcasts the inputs of its broadcast edges (``SparkContext.broadcast``, destroyed at the end
+   of the job): when one is missing, every broadcast edge whose sending stage is built by then is collected in
+   the same Spark job (``sc.union`` of their senders' records, each record tagged with its edge), so a DAG with
+   several small broadcast inputs (the TF-IDF stopwords and document count) pays for one job, not one each;
 3. builds its input RDD: nothing for sources (``parallelize``), or per inbound edge the records of the
    sending stage through the edge's operation (``coalesce``, ``repartition``, ``partitionBy`` with the one
    module-level identity partitioner), unioned partition-aligned in ascending priority;
@@ -45,6 +47,11 @@ def _all_items(items: Iterator[Any]) -> Iterator[Any]:
     return items
 
 
+def _tagged(edge_index: int, records: Iterator[tuple[int, list]]) -> Iterator[tuple[int, int, list]]:
+    """A broadcast sender's ``(member, batch)`` records tagged with their edge's index in the collection job."""
+    return ((edge_index, member, batch) for member, batch in records)
+
+
 class TaggedSender:
     """Reads one ordinal of a persisted tagged output and sends it on an edge (runs in tasks)."""
 
@@ -80,6 +87,7 @@ class PlanRun:
         self.stage_rdds: dict[int, Any] = {}
         self.persisted: list[Any] = []
         self.broadcasts: list[Any] = []
+        self.collected: dict[int, BroadcastInput] = {}   # id(EdgePlan) -> its collected broadcast input
         self.metas: list[tuple[str, Any]] = []
 
     # ------------------------------------------------------------------ lifecycle
@@ -234,14 +242,27 @@ class PlanRun:
                                                                 self.channel))
 
     def _broadcast(self, ep: EdgePlan) -> BroadcastInput:
-        records = self._sender_records(ep)
-        self.describe(f"collect '{ep.source}' for broadcast edge {ep.label}")
-        data: dict[int, list] = {}
-        for member, batch in records.collect():
-            data.setdefault(member, []).append(batch)
-        handle = self.sc.broadcast(data)
-        self.broadcasts.append(handle)
-        return BroadcastInput(ep.dest_ordinal, ep.priority, handle, ep.route is Route.BROADCAST_MEMBER)
+        if id(ep) not in self.collected:
+            self._collect_broadcasts()
+        return self.collected[id(ep)]
+
+    def _collect_broadcasts(self) -> None:
+        """Collect, in one Spark job, every broadcast edge whose sending stage is built and that is not collected
+        yet; broadcast each edge's ``{member: [batch, ...]}``."""
+        vertices = self.plan.vertices
+        ready = [ep for ep in self.plan.edges if ep.op is EdgeOp.BROADCAST and id(ep) not in self.collected
+                 and vertices[ep.source].stage in self.stage_rdds]
+        self.describe(f"collect {', '.join(repr(ep.source) for ep in ready)} for broadcast edge"
+                      f"{'s' if len(ready) > 1 else ''} {', '.join(ep.label for ep in ready)}")
+        parts = [self._sender_records(ep).mapPartitions(partial(_tagged, i)) for i, ep in enumerate(ready)]
+        data: list[dict[int, list]] = [{} for _ in ready]
+        for i, member, batch in (parts[0] if len(parts) == 1 else self.sc.union(parts)).collect():
+            data[i].setdefault(member, []).append(batch)
+        for ep, by_member in zip(ready, data):
+            handle = self.sc.broadcast(by_member)
+            self.broadcasts.append(handle)
+            self.collected[id(ep)] = BroadcastInput(ep.dest_ordinal, ep.priority, handle,
+                                                    ep.route is Route.BROADCAST_MEMBER)
 
     def _driver_slices(self, vp: VertexPlan) -> list[list]:
         kind, name = vp.runtime_arg

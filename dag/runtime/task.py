@@ -107,8 +107,7 @@ class StageTask:
             if end > 0:
                 stream = _run_vertex(head, g, _with_broadcasts(head, g, stream), counters)
         for vt in self.chain[1:end]:
-            fused = vt.fused_ordinal
-            main = ((fused, batch) for _, batch in stream)
+            main = _on_ordinal(vt.fused_ordinal, stream)
             stream = _run_vertex(vt, g, _with_broadcasts(vt, g, main), counters)
         if self.loop_from is not None:
             yield from self._send_looped(g, stream, counters)
@@ -190,6 +189,13 @@ def _initialised(vt: VertexTask, g: int, counters: dict) -> Iterator[Any]:
             raise
         finally:
             tasklet.close(failure)
+
+
+def _on_ordinal(ordinal: int, stream: Iterable[tuple[int, list]]) -> Iterator[tuple[int, list]]:
+    """The batches of ``stream`` as arriving on inbound ``ordinal`` (the fused edge's). A function, so that each
+    vertex of a chain keeps its own ordinal: a generator expression in the chain loop would read the loop
+    variable when it runs, i.e. the ordinal of the chain's last vertex."""
+    return ((ordinal, batch) for _, batch in stream)
 
 
 def _with_broadcasts(vt: VertexTask, g: int, main: Iterable[tuple[int, list]]) -> Iterable[tuple[int, list]]:

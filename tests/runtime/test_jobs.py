@@ -14,6 +14,8 @@ from edges import between, from_
 from processors import (
     AbstractProcessor,
     Processor,
+    aggregate_p,
+    counting,
     map_p,
     read_list_p,
     read_map_p,
@@ -338,3 +340,47 @@ def test_close_when_supplier_creates_sibling_processors_then_every_created_proce
     engine.new_job(dag).join()
     # each of the 2 tasks asks the member's supplier for get(2): 4 processors made, 2 of them run; all 4 closed
     assert len(list(tmp_path.iterdir())) == 4
+
+
+class Sides(AbstractProcessor):
+    """Ordinals 0 and 1: side inputs (arrive first); ordinal 2: items, emitted with both side inputs."""
+
+    def __init__(self):
+        super().__init__()
+        self.sides = ([], [])
+
+    def try_process0(self, item):
+        self.sides[0].append(item)
+        return True
+
+    def try_process1(self, item):
+        self.sides[1].append(item)
+        return True
+
+    def try_process2(self, item):
+        return self.try_emit((item, sorted(self.sides[0]), sorted(self.sides[1])))
+
+
+def test_broadcast_side_inputs_when_ready_together_then_one_spark_job_collects_them_and_main_input_keeps_ordinal(
+        engine):
+    name = unique("sides")
+    dag = DAG()
+    left = dag.new_vertex("left", lambda: Emit(["l1", "l2"]), local_parallelism=1)
+    right = dag.new_vertex("right", lambda: Emit(["r1"]), local_parallelism=1)
+    main_input = unique("main-input")
+    main = dag.new_vertex("main", read_list_p(main_input))
+    count = dag.new_vertex("count", aggregate_p(counting()), local_parallelism=1)
+    sides = dag.new_vertex("sides", Sides, local_parallelism=2)
+    sink = dag.new_vertex("sink", write_list_p(name))
+    engine.get_list(main_input).extend(["a", "b", "c"])
+    dag.edge(from_(left).to(sides, 0).broadcast().priority(-1)) \
+        .edge(from_(right).to(count).broadcast()) \
+        .edge(from_(count).to(sides, 1).broadcast().priority(-1)) \
+        .edge(from_(main).to(sides, 2)) \
+        .edge(between(sides, sink))
+    job = engine.new_job(dag)
+    job.join()
+    assert sorted(engine.get_list(name)) == [(x, ["l1", "l2"], [1]) for x in "abc"]
+    tracker = engine.spark.sparkContext.statusTracker()
+    assert len(tracker.getJobIdsForGroup(job.group_id)) == 2  # one collection for both broadcasts, one action
+    assert "broadcast into the only processor of 'count'" in job.plan.explain()

@@ -363,3 +363,16 @@ def test_tight_loops_when_stateless_chain_feeds_accumulation_then_stage_runs_it_
     assert p.stage_of("m0").loop == [] and "tight loop" not in p.explain() and "tight_loops=off" in p.explain()
     p = plan(loop_dag(map_p(str.lower)), config=EngineConfig(fuse_accumulate=False, pre_aggregate=False))
     assert p.stage_of("m0").loop == []  # nothing accumulates on the sending side
+
+
+def test_plan_when_broadcast_into_one_processor_then_unicast_into_it_without_broadcast_variable():
+    dag = DAG()
+    a = dag.new_vertex("a", noop_p())
+    one = dag.new_vertex("one", noop_p(), local_parallelism=1)
+    many = dag.new_vertex("many", noop_p())
+    dag.edge(from_(a, 0).to(one).broadcast()).edge(from_(a, 1).to(many).broadcast())
+    p = plan(dag)
+    assert (op_of(p, "a", "one").op, op_of(p, "a", "one").route) == (EdgeOp.COALESCE, Route.UNICAST_ALL)
+    assert op_of(p, "a", "many").op is EdgeOp.BROADCAST
+    assert "broadcast into the only processor of 'one'" in p.explain()
+    assert op_of(plan(dag, members=2), "a", "one").op is EdgeOp.BROADCAST  # one processor per member: two
