@@ -234,8 +234,7 @@ def _cmd_run(args: argparse.Namespace, spec: Any, target: Target) -> None:
         guarantee = ProcessingGuarantee[args.guarantee.upper()]
         job = engine.new_job(spec.dag, JobConfig(name=name, processing_guarantee=guarantee))
         if is_stream_dag(spec.dag) or args.seconds is not None:
-            guard.release()  # the stream loop handles KeyboardInterrupt itself
-            outcome = run_stream(engine, job, spec.dag, args.seconds, args.measured)
+            outcome = run_stream(engine, guard.watch(job), spec.dag, args.seconds, args.measured, guard)
         else:  # Ctrl-C: the job is cancelled and has ended (nothing of it published) before we stop
             guard.join(guard.watch(job))
             outcome = "completed"

@@ -161,16 +161,21 @@ class StreamMonitor:
             print(file=self.err)
 
 
-def run_stream(engine: Any, job: Any, dag: Any, seconds: float | None, measured: str | None) -> str:
+def run_stream(engine: Any, job: Any, dag: Any, seconds: float | None, measured: str | None,
+               guard: Any = None) -> str:
     """Monitor ``job`` until it ends, ``seconds`` pass once its tasks run (then cancel it) or Ctrl-C (cancel it,
-    re-raise);
-    returns how it ended: ``"completed"`` or ``"stopped after N s"``. A failed job raises its error."""
+    raise ``KeyboardInterrupt``); returns how it ended: ``"completed"`` or ``"stopped after N s"``. A failed job
+    raises its error. ``guard``: the :class:`~dag.runtime.interrupts.InterruptGuard` watching ``job``; Ctrl-C
+    then cancels the job from the guard's thread and is raised here between two looks, never inside a py4j
+    call (an interrupted py4j call breaks the connection, and stopping Spark afterwards could hang)."""
     from dag.errors import CancellationError
 
+    check = guard.check if guard is not None else lambda: None
     monitor = StreamMonitor(engine, job, dag)
     deadline = running = None
     try:
         while not job.status.is_terminal:
+            check()
             if running is None and job.metrics().vertices:  # the tasks are running
                 running = time.monotonic()
                 deadline = None if seconds is None else running + seconds
@@ -179,12 +184,17 @@ def run_stream(engine: Any, job: Any, dag: Any, seconds: float | None, measured:
                 job.join(timeout=wait)
             except TimeoutError:
                 pass
+            except CancellationError:
+                check()  # cancelled by Ctrl-C: say so (else someone else cancelled it)
+                raise
+            check()
             monitor.tick()
             if measured and running is not None:
                 write_measured(measured, dag, job.metrics(), time.monotonic() - running)
             if deadline is not None and time.monotonic() >= deadline and not job.status.is_terminal:
                 break
         else:
+            check()  # ended by the Ctrl-C's cancel
             monitor.finish()
             job.join()
             return "completed"
