@@ -140,3 +140,40 @@ def test_default_partitioner_when_bulk_then_same_partitions_as_one_by_one():
     keys = ["the", "", "naïve", 7, (1, "a"), 2.5, None, b"x", "\ud800"]
     default = Partitioner.default()
     assert default.get_partitions(keys, 271) == [default.get_partition(k, 271) for k in keys]
+
+
+def test_journal_when_map_of_strings_to_ints_changes_then_collector_stops_tracking_its_events():
+    # a journal holds up to partition_count * capacity events: if each stayed tracked, every full collection of
+    # the driver would walk them all (2.7 million for the default journal)
+    import gc
+
+    m = JournaledMap(MapJournal("m", 4))
+    m.update({f"w{i}": i for i in range(1000)})
+    m["w1"] = -1
+    m.clear()
+    gc.collect()
+    tracked = [ev for q in m.journal._events for ev in q if gc.is_tracked(ev)]  # noqa: SLF001
+    assert sum(map(len, m.journal._events)) == 2001 and tracked == []  # noqa: SLF001
+    assert {e.type for e in _all_events(m.journal)} == set(EventType)
+
+
+def test_map_when_empty_and_batch_repeats_a_key_then_later_put_journaled_as_update():
+    m = JournaledMap(MapJournal("m", 1))
+    m.put_entries([("a", 1), ("b", 2), ("a", 3)])
+    assert m == {"a": 3, "b": 2}
+    assert _all_events(m.journal) == [
+        EventJournalMapEvent("a", 1, None, EventType.ADDED),
+        EventJournalMapEvent("b", 2, None, EventType.ADDED),
+        EventJournalMapEvent("a", 3, 1, EventType.UPDATED),
+    ]
+
+
+def test_map_when_empty_and_batch_has_a_bad_item_without_check_then_fails_like_dict_update_and_stays_empty():
+    m = JournaledMap(MapJournal("m", 1))
+    try:
+        m.put_entries([("a", 1), ("b", 2, 3)])
+    except ValueError as exc:
+        assert "length 3" in str(exc)
+    else:
+        raise AssertionError("a 3-tuple was put")
+    assert m == {} and _all_events(m.journal) == []
