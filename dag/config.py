@@ -76,6 +76,12 @@ class EngineConfig(BaseModel):
     fuse_accumulate: bool = Field(True, description="Run the accumulate vertex of X -> local partitioned -> "
                                   "accumulate_by_key_p -> distributed partitioned -> combine_by_key_p inside X's "
                                   "task, making the pattern one map-side-combining shuffle.")
+    deal_driver_sources: bool = Field(True, description="Hand the entries of a driver source (read_map_p, "
+                                      "read_list_p) whose outbound edges are all unicast to its processors on "
+                                      "demand, in shrinking chunks over the job's channel, instead of equal-count "
+                                      "slices: a processor that finishes early takes more, so entries of very "
+                                      "different cost (files of different sizes) do not leave one task running "
+                                      "alone (dag/runtime/dealer.py). STAGED jobs.")
     tight_loops: bool = Field(True, description="Run a fused chain of built-in stateless processors (map_p, "
                               "filter_p, flat_map_p and their *_using_context_p variants) that ends in a "
                               "by-key accumulation (pre-aggregated or fused accumulate edge) as one generated "

@@ -81,6 +81,8 @@ def _vertex_line(vp: VertexPlan, members: int) -> str:
     notes = []
     if vp.widened_from is not None:
         notes.append(f"widened from local parallelism {vp.widened_from} ({vp.widening_reason})")
+    if vp.dealt:
+        notes.append("entries dealt to its processors on demand in shrinking chunks (EngineConfig.deal_driver_sources)")
     if vp.persisted:
         notes.append(f"output tagged by ordinal and persisted once ({len(vp.outbound)} outbound edges)")
     if vp.combine_substitute is not None:
@@ -98,7 +100,8 @@ def _vertex_line(vp: VertexPlan, members: int) -> str:
 def _stage_input(head: VertexPlan) -> str:
     if not head.inbound:
         if head.kind is VertexKind.DRIVER_SOURCE:
-            return f"parallelize(driver {head.runtime_arg[0]} {head.runtime_arg[1]!r} sliced, {head.total_parallelism})"
+            how = "dealt on demand" if head.dealt else "sliced"
+            return f"parallelize(driver {head.runtime_arg[0]} {head.runtime_arg[1]!r} {how}, {head.total_parallelism})"
         if head.kind is VertexKind.SPARK_TEXT_SOURCE:
             return f"textFile({head.runtime_arg!r}, {head.total_parallelism} partitions)"
         return f"parallelize(range({head.total_parallelism}), {head.total_parallelism})"

@@ -56,7 +56,7 @@ from typing import Any
 from dag.errors import DagValidationError
 from dag.planner.aggregation import plan_pre_aggregation
 from dag.planner.loops import plan_tight_loops
-from dag.planner.widening import widen_stateless
+from dag.planner.widening import plan_dealing, widen_stateless
 from dag.planner.model import EdgeOp, EdgePlan, PhysicalPlan, Route, StagePlan, VertexKind, VertexPlan
 from edges.routing import RoutingPolicy
 
@@ -80,6 +80,8 @@ def plan_dag(dag: Any, config: Any, members: int, default_parallelism: int) -> P
     vertices = {v.name: _plan_vertex(v, members, default_parallelism) for v in ordered}
     if config.widen_stateless:
         widen_stateless(dag, ordered, vertices, members)
+    if config.deal_driver_sources:
+        plan_dealing(dag, vertices)
     edges: list[EdgePlan] = []
     for v in ordered:
         for edge in sorted(dag.get_outbound_edges(v.name), key=lambda e: e.source_ordinal):
@@ -97,7 +99,8 @@ def plan_dag(dag: Any, config: Any, members: int, default_parallelism: int) -> P
     if config.tight_loops:
         plan_tight_loops(dag, vertices, stages)
     options = {name: getattr(config, name)
-               for name in ("fuse_narrow_edges", "pre_aggregate", "fuse_accumulate", "widen_stateless", "tight_loops")}
+               for name in ("fuse_narrow_edges", "pre_aggregate", "fuse_accumulate", "widen_stateless",
+                            "deal_driver_sources", "tight_loops")}
     return PhysicalPlan(members, default_parallelism, config.partition_count, vertices, edges, stages, options)
 
 

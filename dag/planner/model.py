@@ -137,6 +137,7 @@ class VertexPlan:
     runtime_arg: Any = None       # collection (kind, name) or path for runtime-bound vertices
     widened_from: int | None = None    # the local parallelism the DAG asked for, when the planner widened it
     widening_reason: str = ""
+    dealt: bool = False           # a driver source dealing its entries on demand (EngineConfig.deal_driver_sources)
     description: str | None = None  # Vertex.description (e.g. a windowing processor's window), for explain
 
     @property

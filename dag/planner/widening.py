@@ -20,10 +20,15 @@ vertex emits (2.4 M lines for the manual's TF-IDF). Three rewrites, switched by
    index order delivers them in the same order as the ``coalesce`` it replaces, without running the
    upstream's partitions one after another in a single task.
 3. A *driver source* (``read_map_p``/``read_list_p``) whose outbound edges are all unicast takes the largest
-   local parallelism of its consumers (after they were widened): the collection is sliced over more
-   processors, each emitting its slice in order, instead of one processor dealing every entry round-robin;
-   the consumers get the same multiset of items, and the source no longer needs a stage and a shuffle of
-   its own (the manual's word count reads ``docs`` at local parallelism 1).
+   local parallelism of its consumers (after they were widened): the collection is spread over more
+   processors, each emitting its share in collection order, instead of one processor dealing every entry
+   round-robin; the consumers get the same multiset of items, and the source no longer needs a stage and a
+   shuffle of its own (the manual's word count reads ``docs`` at local parallelism 1).
+
+Under the same condition (all outbound edges unicast) :func:`plan_dealing` marks a driver source with more than
+one processor, widened or not, to hand out its entries on demand (``EngineConfig.deal_driver_sources``,
+``dag/runtime/dealer.py``) rather than in equal-count slices, so entries of unequal cost even out over the
+processors; ``explain()`` shows ``dealt on demand``.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from typing import Any
 from dag.planner.model import VertexKind, VertexPlan
 from edges.routing import RoutingPolicy
 
-__all__ = ["widen_stateless", "is_stateless_builtin"]
+__all__ = ["widen_stateless", "is_stateless_builtin", "plan_dealing"]
 
 
 def is_stateless_builtin(vertex: Any) -> bool:
@@ -61,7 +66,7 @@ def widen_stateless(dag: Any, ordered: list[Any], vertices: dict[str, VertexPlan
         inbound, outbound = dag.get_inbound_edges(v.name), dag.get_outbound_edges(v.name)
         if vp.kind is VertexKind.DRIVER_SOURCE and outbound and _all_unicast(outbound):
             target = max(vertices[e.dest_name].local_parallelism for e in outbound)
-            _widen(vp, target, members, "driver source: its entries sliced over more processors, each slice in "
+            _widen(vp, target, members, "driver source: its entries spread over more processors, each share in "
                                         "order, into unicast edges that let any processor take any item")
             continue
         if vp.kind is not VertexKind.PROCESSOR or not is_stateless_builtin(v):
@@ -77,3 +82,13 @@ def _widen(vp: VertexPlan, local_parallelism: int, members: int, reason: str) ->
     vp.widened_from = vp.widened_from or vp.local_parallelism
     vp.widening_reason = reason + "; EngineConfig.widen_stateless"
     vp.local_parallelism, vp.total_parallelism = local_parallelism, local_parallelism * members
+
+
+def plan_dealing(dag: Any, vertices: dict[str, VertexPlan]) -> None:
+    """Mark the driver sources that deal their entries on demand (``EngineConfig.deal_driver_sources``,
+    ``dag/runtime/dealer.py``): those with more than one processor whose outbound edges are all unicast, the
+    edges that let any processor take any item (the same condition as rewrite 3 of the module docstring)."""
+    for vp in vertices.values():
+        outbound = dag.get_outbound_edges(vp.name)
+        if vp.kind is VertexKind.DRIVER_SOURCE and vp.total_parallelism > 1 and outbound and _all_unicast(outbound):
+            vp.dealt = True

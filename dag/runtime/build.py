@@ -9,7 +9,8 @@
    of the job): when one is missing, every broadcast edge whose sending stage is built by then is collected in
    the same Spark job (``sc.union`` of their senders' records, each record tagged with its edge), so a DAG with
    several small broadcast inputs (the TF-IDF stopwords and document count) pays for one job, not one each;
-3. builds its input RDD: nothing for sources (``parallelize``), or per inbound edge the records of the
+3. builds its input RDD: nothing for sources (``parallelize``; a driver source planned ``dealt`` gets a
+   ``dealer.Dealer`` that its tasks ask on the job's channel), or per inbound edge the records of the
    sending stage through the edge's operation (``coalesce``, ``repartition``, ``partitionBy`` with the one
    module-level identity partitioner), unioned partition-aligned in ascending priority;
 4. ``mapPartitionsWithIndex`` with the :class:`~dag.runtime.task.StageTask`; several outbound edges: the
@@ -26,6 +27,8 @@ from typing import Any
 
 from dag.errors import JobFailedError
 from dag.planner.model import EdgeOp, EdgePlan, PhysicalPlan, Route, StagePlan, VertexKind, VertexPlan
+from dag.runtime.dealer import TOPIC as DEAL_TOPIC
+from dag.runtime.dealer import Dealer
 from dag.runtime.driver_topics import slice_bounds
 from dag.runtime.failures import encode_failure, mark_origin
 from dag.runtime.logforward import driver_level
@@ -79,8 +82,10 @@ class PlanRun:
 
     def __init__(self, sc: Any, dag: Any, plan: PhysicalPlan, *, job_id: int, job_name: str, guarantee: Any,
                  accumulator: Any, collections: Any, describe: Callable[[str], None], channel: Any = None,
-                 unbounded: bool = False):
+                 unbounded: bool = False, serve: Callable[[str, Callable], None] | None = None):
         self.sc, self.dag, self.plan, self.channel = sc, dag, plan, channel
+        self.serve = serve  # registers a handler on the job's channel (JobChannel.register), for dealt sources
+        self.dealers: dict[str, Dealer] = {}
         self.unbounded = unbounded  # Context.unbounded of the meta suppliers (a pipelined stream job)
         self.job_id, self.job_name, self.guarantee = job_id, job_name, guarantee
         self.accumulator, self.collections, self.describe = accumulator, collections, describe
@@ -125,6 +130,8 @@ class PlanRun:
             capacities=[ep.queue_size for ep in vp.outbound], job_id=self.job_id, guarantee=self.guarantee,
             combine=vp.combine_substitute,
         )
+        if vp.dealt:
+            vt.dealt, vt.channel = True, self.channel
         if previous is not None:
             vt.fused_ordinal = next(ep.dest_ordinal for ep in vp.inbound if ep.source == previous)
         if vp.kind is VertexKind.PROCESSOR and vp.combine_substitute is None:
@@ -202,6 +209,9 @@ class PlanRun:
     def _input_rdd(self, head: VertexPlan, inputs: list[EdgePlan]) -> Any:
         p = head.total_parallelism
         if not inputs:
+            if head.kind is VertexKind.DRIVER_SOURCE and head.dealt:
+                self._deal(head)
+                return self.sc.parallelize(range(p), p)
             if head.kind is VertexKind.DRIVER_SOURCE:
                 return self.sc.parallelize(self._driver_slices(head), p)
             if head.kind is VertexKind.SPARK_TEXT_SOURCE:
@@ -264,12 +274,24 @@ class PlanRun:
             self.collected[id(ep)] = BroadcastInput(ep.dest_ordinal, ep.priority, handle,
                                                     ep.route is Route.BROADCAST_MEMBER)
 
-    def _driver_slices(self, vp: VertexPlan) -> list[list]:
+    def _driver_items(self, vp: VertexPlan) -> list:
         kind, name = vp.runtime_arg
-        items = list(self.collections.get(kind, name).items()) if kind == "map" else \
+        return list(self.collections.get(kind, name).items()) if kind == "map" else \
             list(self.collections.get(kind, name))
+
+    def _driver_slices(self, vp: VertexPlan) -> list[list]:
+        items = self._driver_items(vp)
         bounds = (slice_bounds(len(items), g, vp.total_parallelism) for g in range(vp.total_parallelism))
         return [items[start:end] for start, end in bounds]
+
+    def _deal(self, vp: VertexPlan) -> None:
+        """Deal the driver source's entries on demand (``dag/runtime/dealer.py``): the tasks ask the job's channel."""
+        if self.serve is None or self.channel is None:
+            raise JobFailedError(f"internal error: driver source '{vp.name}' is planned to deal its entries on "
+                                 "demand but the run has no job channel", job_name=self.job_name, vertex=vp.name)
+        if not self.dealers:
+            self.serve(DEAL_TOPIC, lambda body: self.dealers[body["vertex"]].chunk(body["g"], body["i"]))
+        self.dealers[vp.name] = Dealer(self._driver_items(vp), vp.total_parallelism)
 
     # ------------------------------------------------------------------ actions
     def _run_action(self, stage: StagePlan, rdd: Any) -> None:

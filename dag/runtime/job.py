@@ -206,7 +206,7 @@ class Job:
             run = PlanRun(sc, self._dag, self._plan, job_id=self._id, job_name=self._name,
                           guarantee=self._config.processing_guarantee, accumulator=self._accumulator,
                           collections=self._engine._collections, describe=self._describe,  # noqa: SLF001
-                          channel=self._channel.ref)
+                          channel=self._channel.ref, serve=self._channel.register)
             self._status = JobStatus.RUNNING
             if progress is not None:
                 progress.start()

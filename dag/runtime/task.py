@@ -2,7 +2,8 @@
 
 A stage is a chain of vertices fused by narrow edges. In partition g the task
 
-1. turns the input records into a stream of ``(inbound_ordinal, batch)`` for the head vertex (keys of keyed
+1. turns the input records (a dealt driver source: the chunks it asks the driver for, ``dealer.py``) into a
+   stream of ``(inbound_ordinal, batch)`` for the head vertex (keys of keyed
    records dropped; the union already delivers inputs in ascending priority), merging in broadcast inputs by
    priority;
 2. runs each vertex of the chain on the stream of the previous one, as generators: processor g of each vertex,
@@ -29,6 +30,7 @@ from typing import Any
 
 from dag.errors import DagValidationError, ProcessorContractError
 from dag.planner.model import VertexKind
+from dag.runtime.dealer import dealt_chunks
 from dag.runtime.failures import encode_failure, mark_origin
 from dag.runtime.logforward import forwarding
 from dag.runtime.metrics import EMITTED, RECEIVED
@@ -63,6 +65,7 @@ class VertexTask:
     suppliers: list[Any] | None = None      # per member ProcessorSupplier (PROCESSOR)
     broadcasts: list[BroadcastInput] = field(default_factory=list)
     combine: Any = None                     # PreAggregation: run as a combine of (key, acc) entries
+    dealt: bool = False                     # DRIVER_SOURCE: entries asked from the driver's Dealer (dealer.py)
     job_id: int = 0
     guarantee: Any = None
     channel: Any = None                     # jobchannel.ChannelRef: log records go to the driver (logforward.py)
@@ -318,7 +321,8 @@ def _emit_everywhere(vt: VertexTask, g: int, batches: Iterable[list], counters: 
 
 def _driver_source(vt: VertexTask, g: int, records: Iterator[list], counters: dict) -> Iterator[tuple[int, list]]:
     size = min(vt.capacities) if vt.capacities else 1024
-    batches = (chunk for part in records for chunk in _chunks(part, size))
+    parts = dealt_chunks(vt.channel, vt.name, g) if vt.dealt else records
+    batches = (chunk for part in parts for chunk in _chunks(part, size))
     return _emit_everywhere(vt, g, batches, counters)
 
 

@@ -182,7 +182,9 @@ def test_metrics_when_job_done_then_received_and_emitted_per_processor_and_ordin
     s = dag.new_vertex("numbers", read_list_p(src), local_parallelism=2)
     m = dag.new_vertex("evens", map_p(lambda x: x if x % 2 == 0 else None), local_parallelism=2)
     k = dag.new_vertex("sink", write_list_p(out))
-    dag.edge(between(s, m)).edge(between(m, k))
+    # isolated: evens#g gets exactly numbers#g's contiguous slice (a unicast edge would let the source deal
+    # its items on demand, EngineConfig.deal_driver_sources, and which processor takes which would vary)
+    dag.edge(between(s, m).isolated()).edge(between(m, k))
     job = engine.new_job(dag)
     job.join()
     metrics = job.metrics()

@@ -104,10 +104,11 @@ def test_job_when_processors_log_then_driver_logging_has_every_record_in_order_a
     engine.get_list(src).extend(range(20))
     engine.new_job(_dag(src)).join()
     logs = driver_logs.by_logger()
-    peeked = logs["jetspark.double#0"] + logs["jetspark.double#1"]
+    # a source dealing its items on demand (EngineConfig.deal_driver_sources) may give all 20 to one processor
+    peeked = logs.get("jetspark.double#0", []) + logs.get("jetspark.double#1", [])
     assert sorted(peeked) == sorted(f"Input from ordinal 0: {i}" for i in range(20))
     for index in (0, 1):  # each processor's records in the order it logged them (its input order)
-        numbers = [int(re.search(r"\d+$", m).group()) for m in logs[f"jetspark.double#{index}"]]
+        numbers = [int(re.search(r"\d+$", m).group()) for m in logs.get(f"jetspark.double#{index}", [])]
         assert numbers == sorted(numbers)
     assert sorted(logs["jetspark.chatty#0"]) == sorted(f"warning for {2 * i}" for i in range(20))
     assert sorted(logs["jetspark.log#0"]) == sorted(f"got {2 * i}" for i in range(20))

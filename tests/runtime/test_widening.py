@@ -34,7 +34,8 @@ def _dag(source, sink):
 
 def _run(engine, widen):
     source, sink = f"in-{uuid.uuid4().hex}", f"out-{uuid.uuid4().hex}"
-    with Engine(EngineConfig(widen_stateless=widen), spark=engine.spark) as runner:
+    # the source in equal-count slices (not dealt on demand): both tag processors then get lines either way
+    with Engine(EngineConfig(widen_stateless=widen, deal_driver_sources=False), spark=engine.spark) as runner:
         runner.get_list(source).extend(" ".join(f"w{d}-{i}" for i in range(50)) for d in range(40))
         job = runner.new_job(_dag(source, sink))
         job.join()

@@ -149,7 +149,8 @@ class PipelinedRun:
         """The plan and layout ``dag`` runs with on ``engine`` (also for ``explain``)."""
         from dag.planner import plan_dag
 
-        config = engine.config.model_copy(update={"pre_aggregate": False, "fuse_accumulate": False})
+        config = engine.config.model_copy(update={"pre_aggregate": False, "fuse_accumulate": False,
+                                                  "deal_driver_sources": False})
         plan = plan_dag(dag, config, engine.members, engine.default_local_parallelism)
         total = engine.spark.sparkContext.defaultParallelism
         layout = make_layout(plan, task_count(total, engine.members))

@@ -331,6 +331,32 @@ def test_widening_when_driver_source_feeds_unicast_edges_then_sliced_over_consum
     assert plan(dag).vertices["src"].widened_from is None  # a broadcast edge: every item to every consumer
 
 
+def test_dealing_when_driver_source_feeds_only_unicast_edges_then_dealt_on_demand_and_shown():
+    dag = DAG()
+    src = dag.new_vertex("src", read_list_p("lines"))
+    words = dag.new_vertex("words", flat_map_p(str.split))
+    dag.edge(between(src, words))
+    p = plan(dag)
+    assert p.vertices["src"].dealt
+    assert "parallelize(driver list 'lines' dealt on demand, 2)" in p.explain()
+    assert "deal_driver_sources=on" in p.explain()
+    off = plan(dag, config=EngineConfig(deal_driver_sources=False))
+    assert not off.vertices["src"].dealt and "'lines' sliced, 2)" in off.explain()
+    assert "deal_driver_sources=off" in off.explain()
+
+
+def test_dealing_when_edge_not_unicast_or_one_processor_then_sliced():
+    for routing in (lambda e: e.partitioned(str), lambda e: e.isolated(), lambda e: e.broadcast()):
+        dag = DAG()
+        src = dag.new_vertex("src", read_list_p("lines"))
+        dag.edge(routing(between(src, dag.new_vertex("words", flat_map_p(str.split)))))
+        assert not plan(dag).vertices["src"].dealt
+    dag = DAG()
+    src = dag.new_vertex("src", read_list_p("lines"), local_parallelism=1)
+    dag.edge(between(src, dag.new_vertex("user", noop_p(), local_parallelism=1)))
+    assert not plan(dag).vertices["src"].dealt  # a single processor takes everything anyway
+
+
 def loop_dag(*middle):
     dag = DAG()
     vs = [dag.new_vertex("source", read_list_p("lines"))]

@@ -1,0 +1,50 @@
+"""Dealt driver sources (EngineConfig.deal_driver_sources) on Spark: the same items either way, each once."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from dag import DAG, Engine, EngineConfig
+from edges import between
+from processors import AbstractProcessor, read_map_p, write_list_p
+
+pytestmark = pytest.mark.spark
+
+
+class Tag(AbstractProcessor):
+    """Emits (entry, global processor index)."""
+
+    def init_processor(self, context):
+        self.index = context.global_processor_index
+
+    def try_process0(self, item):
+        return self.try_emit((item, self.index))
+
+
+def _run(engine, deal):
+    source, sink = f"in-{uuid.uuid4().hex}", f"out-{uuid.uuid4().hex}"
+    with Engine(EngineConfig(deal_driver_sources=deal), spark=engine.spark) as runner:
+        runner.get_map(source).update({k: f"v{k}" for k in range(3000)})
+        dag = DAG()
+        src = dag.new_vertex("src", read_map_p(source))
+        tag = dag.new_vertex("tag", Tag)
+        out = dag.new_vertex("sink", write_list_p(sink), local_parallelism=1)
+        dag.edge(between(src, tag)).edge(between(tag, out))
+        assert ("dealt on demand" in runner.plan(dag).explain()) is deal
+        job = runner.new_job(dag)
+        job.join()
+        return list(runner.get_list(sink)), job.metrics()
+
+
+def test_dealing_when_on_or_off_then_every_entry_once_and_each_processor_in_map_order(engine):
+    dealt, m_on = _run(engine, True)
+    sliced, m_off = _run(engine, False)
+    expected = [(k, f"v{k}") for k in range(3000)]
+    assert sorted(e for e, _ in dealt) == expected == sorted(e for e, _ in sliced)
+    for g in (0, 1):
+        mine = [e[0] for e, i in dealt if i == g]
+        assert mine == sorted(mine)  # a processor's chunks come in map order
+    assert m_on.total("src", "emittedCount") == 3000 == m_off.total("src", "emittedCount")
+    assert m_on.total("tag", "receivedCount") == 3000
