@@ -158,7 +158,7 @@ def _plan(args: argparse.Namespace, dag: Any):
     from dag.runtime.pipelined.layout import make_layout
 
     # as PipelinedRun.layout_for: every processor runs as written, in T gang-scheduled tasks
-    config = config.model_copy(update={"pre_aggregate": False, "fuse_accumulate": False})
+    config = config.model_copy(update={"pre_aggregate": False, "fuse_accumulate": False, "deal_driver_sources": False})
     plan = plan_dag(dag, config, members=members, default_parallelism=parallelism)
     plan.pipelined = make_layout(plan, task_count(spark_parallelism or parallelism * members, members))
     return plan
