@@ -18,6 +18,8 @@ channel decodes only from peers that passed its handshake):
   exception fails the job at once even though Spark may retry tasks).
 - ``"log"``: reserved for processors' log records forwarded to the driver's ``logging``; registered with
   :meth:`JobChannel.register` by whoever implements it.
+- ``"source.deal"`` (request): a task of a STAGED driver source asks for its next chunk of entries
+  (``dealer.py``); registered by the run when its plan deals a source.
 
 >>> channel = JobChannel("local[2]")
 >>> channel.ref.client().request("failure", {"id": "f1", "vertex": "v", "processor_index": 0,
