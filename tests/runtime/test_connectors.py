@@ -132,11 +132,15 @@ def test_sink_builder_writes_every_item_through_flush_with_two_processors(engine
             .preferred_local_parallelism(2).build())
     engine.get_list("sink_in").extend(range(300))
     run(engine, pipeline(read_list_p("sink_in"), sink, sink_name=sink.name))
-    names = sorted(os.listdir(tmp_path))
-    assert names == ["out.0", "out.0.destroyed", "out.1", "out.1.destroyed"]
-    written = [int(line) for name in ("out.0", "out.1") for line in (tmp_path / name).read_text().split()]
+    names = set(os.listdir(tmp_path))
+    # both processors are destroyed; the source deals its items on demand, so one processor may get all of them
+    # (and then the other never flushes and writes no file)
+    assert {"out.0.destroyed", "out.1.destroyed"} <= names and names <= {"out.0", "out.1", "out.0.destroyed",
+                                                                           "out.1.destroyed"}
+    logs = [name for name in ("out.0", "out.1") if name in names]
+    written = [int(line) for name in logs for line in (tmp_path / name).read_text().split()]
     assert sorted(written) == list(range(300))
-    assert all(int((tmp_path / f"out.{i}.destroyed").read_text()) >= 1 for i in (0, 1))
+    assert all(int((tmp_path / f"{name}.destroyed").read_text()) >= 1 for name in logs)
 
 
 def test_sink_when_receive_fn_raises_then_job_fails_clearly_and_destroy_fn_runs(engine, tmp_path):

@@ -135,7 +135,8 @@ def failing_dag(source_list, sink_list):
     s = dag.new_vertex("numbers", read_list_p(source_list), local_parallelism=2)
     b = dag.new_vertex("boom", Boom, local_parallelism=2)
     k = dag.new_vertex("sink", write_list_p(sink_list))
-    dag.edge(between(s, b)).edge(between(b, k))
+    # isolated: boom#g gets exactly numbers#g's contiguous slice (a unicast edge lets the source deal on demand)
+    dag.edge(between(s, b).isolated()).edge(between(b, k))
     return dag
 
 
