@@ -83,6 +83,8 @@ def _vertex_line(vp: VertexPlan, members: int) -> str:
         notes.append(f"widened from local parallelism {vp.widened_from} ({vp.widening_reason})")
     if vp.dealt:
         notes.append("entries dealt to its processors on demand in shrinking chunks (EngineConfig.deal_driver_sources)")
+    if vp.read_per_edge:
+        notes.append(f"read once for each of its {len(vp.outbound)} outbound edges, each dealt on its own")
     if vp.persisted:
         notes.append(f"output tagged by ordinal and persisted once ({len(vp.outbound)} outbound edges)")
     if vp.combine_substitute is not None:
@@ -126,8 +128,12 @@ def explain(plan: PhysicalPlan) -> str:
              "optimisations: " + ", ".join(f"{k}={'on' if v else 'off'}" for k, v in plan.options.items())]
     for stage in plan.stages:
         head = plan.vertices[stage.head]
-        lines.append(f"Stage {stage.id}: {stage.partitions} tasks, mapPartitionsWithIndex over "
-                     f"{_stage_input(head)}")
+        if head.read_per_edge:
+            lines.append(f"Stage {stage.id}: no tasks of its own; per outbound edge, {stage.partitions} "
+                         f"partitions of {_stage_input(head)} run in the consumer's tasks")
+        else:
+            lines.append(f"Stage {stage.id}: {stage.partitions} tasks, mapPartitionsWithIndex over "
+                         f"{_stage_input(head)}")
         for name in stage.vertices + stage.absorbed:
             lines.append(_vertex_line(plan.vertices[name], members))
         if stage.loop:

@@ -33,7 +33,9 @@ several non-broadcast inbound edges     each keyed to its target processor and `
                                        partitioner function, then ``union`` (partition-aligned), parents in
                                        ascending priority; broadcast inputs merged in by priority
 several outbound edges                  one pass tags items with the outbound ordinal, persisted once,
-                                       each consumer reads its ordinal (never recomputed)
+                                       each consumer reads its ordinal (never recomputed); a dealt driver
+                                       source is read once per edge instead, each edge dealt on demand in its
+                                       consumer's tasks (``read_per_edge``, see ``widening.py``)
 partitioned edge into accumulate/       pre-aggregated on the sending side (``pre_aggregate``): the sender
   aggregate/combine_by_key_p            accumulates (or combines) per key, the receiver combines accumulators
 X -> local partitioned -> accumulate_   ACCUMULATE_FUSED (``fuse_accumulate``): the accumulate vertex runs in
@@ -91,7 +93,8 @@ def plan_dag(dag: Any, config: Any, members: int, default_parallelism: int) -> P
             vertices[plan.dest].inbound.append(plan)
     for vp in vertices.values():
         vp.inbound.sort(key=lambda ep: ep.dest_ordinal)
-        vp.persisted = len(vp.outbound) > 1
+        vp.read_per_edge = vp.dealt and len(vp.outbound) > 1
+        vp.persisted = len(vp.outbound) > 1 and not vp.read_per_edge
     _fuse(vertices, config)
     _align_unions(vertices)
     plan_pre_aggregation(dag, vertices, members, config)

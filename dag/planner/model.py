@@ -138,6 +138,8 @@ class VertexPlan:
     widened_from: int | None = None    # the local parallelism the DAG asked for, when the planner widened it
     widening_reason: str = ""
     dealt: bool = False           # a driver source dealing its entries on demand (EngineConfig.deal_driver_sources)
+    read_per_edge: bool = False   # a dealt driver source with several outbound edges: read and dealt once per
+                                  # edge, in the consumer's tasks, instead of tagged and persisted
     description: str | None = None  # Vertex.description (e.g. a windowing processor's window), for explain
 
     @property

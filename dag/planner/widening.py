@@ -25,10 +25,15 @@ vertex emits (2.4 M lines for the manual's TF-IDF). Three rewrites, switched by
    round-robin; the consumers get the same multiset of items, and the source no longer needs a stage and a
    shuffle of its own (the manual's word count reads ``docs`` at local parallelism 1).
 
-Under the same condition (all outbound edges unicast) :func:`plan_dealing` marks a driver source with more than
-one processor, widened or not, to hand out its entries on demand (``EngineConfig.deal_driver_sources``,
+Under the same condition, where a broadcast edge into a vertex of one processor in total also counts (it is
+lowered as unicast into that processor, see ``lowering.py``), :func:`plan_dealing` marks a driver source with
+more than one processor, widened or not, to hand out its entries on demand (``EngineConfig.deal_driver_sources``,
 ``dag/runtime/dealer.py``) rather than in equal-count slices, so entries of unequal cost even out over the
-processors; ``explain()`` shows ``dealt on demand``.
+processors; ``explain()`` shows ``dealt on demand``. A dealt source with several outbound edges is read once
+per edge (``VertexPlan.read_per_edge``): each edge has its own dealing, done in the consumer's tasks as they
+ask, instead of one pass tagged and persisted (that pass would deal the entries by count before any consumer
+runs). Every edge still gets every entry once; which processor of the source emitted an entry may differ
+between the edges, which no consumer of these edges can observe.
 """
 
 from __future__ import annotations
@@ -86,9 +91,14 @@ def _widen(vp: VertexPlan, local_parallelism: int, members: int, reason: str) ->
 
 def plan_dealing(dag: Any, vertices: dict[str, VertexPlan]) -> None:
     """Mark the driver sources that deal their entries on demand (``EngineConfig.deal_driver_sources``,
-    ``dag/runtime/dealer.py``): those with more than one processor whose outbound edges are all unicast, the
-    edges that let any processor take any item (the same condition as rewrite 3 of the module docstring)."""
+    ``dag/runtime/dealer.py``): those with more than one processor whose outbound edges all let any processor
+    take any item: unicast, or broadcast into a vertex of one processor (see the module docstring)."""
+    def any_processor(edge: Any) -> bool:
+        return edge.routing_policy is RoutingPolicy.UNICAST or (
+            edge.routing_policy is RoutingPolicy.BROADCAST and vertices[edge.dest_name].total_parallelism == 1)
+
     for vp in vertices.values():
         outbound = dag.get_outbound_edges(vp.name)
-        if vp.kind is VertexKind.DRIVER_SOURCE and vp.total_parallelism > 1 and outbound and _all_unicast(outbound):
+        if vp.kind is VertexKind.DRIVER_SOURCE and vp.total_parallelism > 1 and outbound and \
+                all(any_processor(e) for e in outbound):
             vp.dealt = True

@@ -14,7 +14,9 @@
    sending stage through the edge's operation (``coalesce``, ``repartition``, ``partitionBy`` with the one
    module-level identity partitioner), unioned partition-aligned in ascending priority;
 4. ``mapPartitionsWithIndex`` with the :class:`~dag.runtime.task.StageTask`; several outbound edges: the
-   tagged output is persisted (MEMORY_AND_DISK) once;
+   tagged output is persisted (MEMORY_AND_DISK) once, except for a driver source read once per edge
+   (``read_per_edge``): it has no RDD of its own, each edge's records are a dealt copy of it that Spark runs in
+   the consumer's tasks;
 5. runs the stage's action when its tail is a leaf (``count()``, ``runJob`` per group of partitions into a driver
    collection, ``saveAsTextFile``), with a Spark job description naming the vertices.
 """
@@ -85,7 +87,7 @@ class PlanRun:
                  unbounded: bool = False, serve: Callable[[str, Callable], None] | None = None):
         self.sc, self.dag, self.plan, self.channel = sc, dag, plan, channel
         self.serve = serve  # registers a handler on the job's channel (JobChannel.register), for dealt sources
-        self.dealers: dict[str, Dealer] = {}
+        self.dealers: dict[tuple[str, int | None], Dealer] = {}  # (vertex, ordinal when read per edge)
         self.unbounded = unbounded  # Context.unbounded of the meta suppliers (a pipelined stream job)
         self.job_id, self.job_name, self.guarantee = job_id, job_name, guarantee
         self.accumulator, self.collections, self.describe = accumulator, collections, describe
@@ -98,6 +100,8 @@ class PlanRun:
     # ------------------------------------------------------------------ lifecycle
     def run(self) -> None:
         for stage in self.plan.stages:
+            if self.plan.vertices[stage.tail].read_per_edge:
+                continue  # read in its consumers' tasks (_sender_records)
             rdd = self._build_stage(stage)
             if stage.action is not None:
                 self._run_action(stage, rdd)
@@ -210,7 +214,7 @@ class PlanRun:
         p = head.total_parallelism
         if not inputs:
             if head.kind is VertexKind.DRIVER_SOURCE and head.dealt:
-                self._deal(head)
+                self._deal(head, None)
                 return self.sc.parallelize(range(p), p)
             if head.kind is VertexKind.DRIVER_SOURCE:
                 return self.sc.parallelize(self._driver_slices(head), p)
@@ -244,12 +248,25 @@ class PlanRun:
             absorbed = self.plan.vertices[ep.pre_aggregation.absorbed_vertex]
             site, ordinal, counts_vertex = absorbed.absorbed_into, absorbed.inbound[0].source_ordinal, absorbed.name
         source = self.plan.vertices[site]
+        if source.read_per_edge:
+            return self._read_for_edge(source, ep)
         stage_rdd = self.stage_rdds[source.stage]
         if not source.persisted:
             return stage_rdd  # the stage task already ran this edge's sender
         spec = sender_spec(ep, self.plan.members, self.plan.partition_count)
         return stage_rdd.mapPartitionsWithIndex(TaggedSender(spec, ordinal, counts_vertex, self.accumulator, site,
                                                                 self.channel))
+
+    def _read_for_edge(self, source: VertexPlan, ep: EdgePlan) -> Any:
+        """A driver source read once per edge (``VertexPlan.read_per_edge``): its copy for ``ep``, dealt on demand
+        as the consumer's tasks ask (not persisted, so Spark runs it in the consumer's tasks)."""
+        vt = self._vertex_task(source, None)
+        vt.emit_only = ep.source_ordinal
+        self._deal(source, ep.source_ordinal)
+        task = StageTask(source.stage, [vt], keyed_input=False, output="send", accumulator=self.accumulator,
+                         channel=self.channel, sender=sender_spec(ep, self.plan.members, self.plan.partition_count))
+        p = source.total_parallelism
+        return self.sc.parallelize(range(p), p).mapPartitionsWithIndex(task)
 
     def _broadcast(self, ep: EdgePlan) -> BroadcastInput:
         if id(ep) not in self.collected:
@@ -284,14 +301,16 @@ class PlanRun:
         bounds = (slice_bounds(len(items), g, vp.total_parallelism) for g in range(vp.total_parallelism))
         return [items[start:end] for start, end in bounds]
 
-    def _deal(self, vp: VertexPlan) -> None:
-        """Deal the driver source's entries on demand (``dag/runtime/dealer.py``): the tasks ask the job's channel."""
+    def _deal(self, vp: VertexPlan, ordinal: int | None) -> None:
+        """Deal the driver source's entries on demand (``dag/runtime/dealer.py``): the tasks ask the job's channel.
+        ``ordinal``: the outbound edge of a source read once per edge (each has its own dealer), else ``None``."""
         if self.serve is None or self.channel is None:
             raise JobFailedError(f"internal error: driver source '{vp.name}' is planned to deal its entries on "
                                  "demand but the run has no job channel", job_name=self.job_name, vertex=vp.name)
         if not self.dealers:
-            self.serve(DEAL_TOPIC, lambda body: self.dealers[body["vertex"]].chunk(body["g"], body["i"]))
-        self.dealers[vp.name] = Dealer(self._driver_items(vp), vp.total_parallelism)
+            self.serve(DEAL_TOPIC, lambda body: self.dealers[body["vertex"], body["ordinal"]].chunk(body["g"],
+                                                                                                    body["i"]))
+        self.dealers[vp.name, ordinal] = Dealer(self._driver_items(vp), vp.total_parallelism)
 
     # ------------------------------------------------------------------ actions
     def _run_action(self, stage: StagePlan, rdd: Any) -> None:

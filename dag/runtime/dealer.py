@@ -35,8 +35,9 @@ from typing import Any
 __all__ = ["TOPIC", "Dealer", "dealt_chunks"]
 
 TOPIC = "source.deal"
-"""Channel topic: request ``{"vertex", "g", "i"}``, reply chunk ``i`` of processor ``g`` (a list) or ``None`` at
-the end."""
+"""Channel topic: request ``{"vertex", "ordinal", "g", "i"}``, reply chunk ``i`` of processor ``g`` (a list) or
+``None`` at the end. ``ordinal`` is ``None``, or the outbound ordinal of a source read once per edge (each edge
+has its own dealer)."""
 
 
 class Dealer:
@@ -69,12 +70,13 @@ class Dealer:
         return None if bounds is None else self._items[bounds[0]:bounds[1]]
 
 
-def dealt_chunks(channel: Any, vertex: str, g: int) -> Iterator[list]:
-    """Processor ``g``'s chunks of the dealt driver source ``vertex``, asked for one at a time over
-    ``channel`` (a ``jobchannel.ChannelRef``) as the caller consumes them."""
+def dealt_chunks(channel: Any, vertex: str, ordinal: int | None, g: int) -> Iterator[list]:
+    """Processor ``g``'s chunks of the dealt driver source ``vertex`` (of its edge at ``ordinal`` when it is
+    read once per edge), asked for one at a time over ``channel`` (a ``jobchannel.ChannelRef``) as the caller
+    consumes them."""
     client = channel.client()
     for i in itertools.count():
-        chunk = client.request(TOPIC, {"vertex": vertex, "g": g, "i": i})
+        chunk = client.request(TOPIC, {"vertex": vertex, "ordinal": ordinal, "g": g, "i": i})
         if chunk is None:
             return
         yield chunk

@@ -66,6 +66,7 @@ class VertexTask:
     broadcasts: list[BroadcastInput] = field(default_factory=list)
     combine: Any = None                     # PreAggregation: run as a combine of (key, acc) entries
     dealt: bool = False                     # DRIVER_SOURCE: entries asked from the driver's Dealer (dealer.py)
+    emit_only: int | None = None            # DRIVER_SOURCE read once per edge: the one ordinal this copy serves
     job_id: int = 0
     guarantee: Any = None
     channel: Any = None                     # jobchannel.ChannelRef: log records go to the driver (logforward.py)
@@ -311,7 +312,7 @@ def _chunks(items: list, size: int) -> Iterator[list]:
 
 def _emit_everywhere(vt: VertexTask, g: int, batches: Iterable[list], counters: dict,
                      received: dict | None = None) -> Iterator[tuple[int, list]]:
-    emitted = dict.fromkeys(range(len(vt.capacities)), 0)
+    emitted = dict.fromkeys(range(len(vt.capacities)) if vt.emit_only is None else (vt.emit_only,), 0)
     for batch in batches:
         for o in emitted:
             emitted[o] += len(batch)
@@ -321,7 +322,7 @@ def _emit_everywhere(vt: VertexTask, g: int, batches: Iterable[list], counters: 
 
 def _driver_source(vt: VertexTask, g: int, records: Iterator[list], counters: dict) -> Iterator[tuple[int, list]]:
     size = min(vt.capacities) if vt.capacities else 1024
-    parts = dealt_chunks(vt.channel, vt.name, g) if vt.dealt else records
+    parts = dealt_chunks(vt.channel, vt.name, vt.emit_only, g) if vt.dealt else records
     batches = (chunk for part in parts for chunk in _chunks(part, size))
     return _emit_everywhere(vt, g, batches, counters)
 

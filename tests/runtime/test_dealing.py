@@ -7,7 +7,7 @@ import uuid
 import pytest
 
 from dag import DAG, Engine, EngineConfig
-from edges import between
+from edges import between, from_
 from processors import AbstractProcessor, read_map_p, write_list_p
 
 pytestmark = pytest.mark.spark
@@ -48,3 +48,42 @@ def test_dealing_when_on_or_off_then_every_entry_once_and_each_processor_in_map_
         assert mine == sorted(mine)  # a processor's chunks come in map order
     assert m_on.total("src", "emittedCount") == 3000 == m_off.total("src", "emittedCount")
     assert m_on.total("tag", "receivedCount") == 3000
+
+
+class Count(AbstractProcessor):
+    """One processor: counts what it receives, emits the count in complete()."""
+
+    def __init__(self):
+        super().__init__()
+        self.n = 0
+
+    def try_process0(self, item):
+        self.n += 1
+        return True
+
+    def complete(self):
+        return self.try_emit(("count", self.n))
+
+
+@pytest.mark.parametrize("deal", [True, False])
+def test_dealing_when_source_also_broadcasts_into_one_processor_then_each_edge_gets_every_entry_once(engine, deal):
+    source, sink = f"in-{uuid.uuid4().hex}", f"out-{uuid.uuid4().hex}"
+    with Engine(EngineConfig(deal_driver_sources=deal), spark=engine.spark) as runner:
+        runner.get_map(source).update({k: f"v{k}" for k in range(3000)})
+        dag = DAG()
+        src = dag.new_vertex("src", read_map_p(source))
+        tag = dag.new_vertex("tag", Tag)
+        count = dag.new_vertex("count", Count, local_parallelism=1)
+        out = dag.new_vertex("sink", write_list_p(sink), local_parallelism=1)
+        dag.edge(between(src, count).broadcast().distributed()).edge(from_(src, 1).to(tag))
+        dag.edge(between(tag, out)).edge(from_(count).to(out, 1))
+        assert ("read once for each of its 2 outbound edges" in runner.plan(dag).explain()) is deal
+        job = runner.new_job(dag)
+        job.join()
+        got = list(runner.get_list(sink))
+        metrics = job.metrics()
+    assert ("count", 3000) in got
+    tagged = [e for e, _ in (x for x in got if x[0] != "count")]
+    assert sorted(tagged) == [(k, f"v{k}") for k in range(3000)]
+    assert metrics.total("src", "emittedCount") == 6000  # 3000 on each ordinal
+    assert metrics.total("count", "receivedCount") == 3000 == metrics.total("tag", "receivedCount")

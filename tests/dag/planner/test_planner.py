@@ -357,6 +357,23 @@ def test_dealing_when_edge_not_unicast_or_one_processor_then_sliced():
     assert not plan(dag).vertices["src"].dealt  # a single processor takes everything anyway
 
 
+def test_dealing_when_driver_source_also_broadcasts_into_one_processor_then_read_once_per_edge():
+    dag = DAG()
+    src = dag.new_vertex("src", read_list_p("lines"))
+    dag.edge(between(src, dag.new_vertex("words", flat_map_p(str.split))))
+    dag.edge(from_(src, 1).to(dag.new_vertex("count", noop_p(), local_parallelism=1)).broadcast().distributed())
+    p = plan(dag)
+    vp = p.vertices["src"]
+    assert vp.dealt and vp.read_per_edge and not vp.persisted
+    assert "Stage 0: no tasks of its own; per outbound edge, 2 partitions of parallelize(driver list 'lines' " \
+           "dealt on demand, 2) run in the consumer's tasks" in p.explain()
+    assert "read once for each of its 2 outbound edges" in p.explain()
+    off = plan(dag, config=EngineConfig(deal_driver_sources=False)).vertices["src"]
+    assert off.persisted and not off.read_per_edge  # sliced: one pass, tagged and persisted
+    dag.edge(from_(src, 2).to(dag.new_vertex("all", noop_p())).broadcast())  # every item to each of 2
+    assert not plan(dag).vertices["src"].dealt
+
+
 def loop_dag(*middle):
     dag = DAG()
     vs = [dag.new_vertex("source", read_list_p("lines"))]
