@@ -15,6 +15,13 @@ from it; a reader that fell behind the oldest retained event gets what is left a
 (logged as a warning), and an offset ahead of the journal (e.g. saved before the map was re-created) restarts
 at the journal's current end. Offsets are plain ints, so a source can save them in a snapshot.
 
+**Bulk changes are indexed lazily.** A sink writing 124,000 entries and a ``clear()`` of as many journal them
+as one pending batch each (the pairs as they are, no event tuple, no partition computed yet); the batches are
+spread into their partitions, in order, when the journal is next read or asked for a sequence, before the next
+single-entry change, or once pending events pass the journal's total capacity (so memory stays bounded as if
+they had been indexed at once). A map nobody streams from, the common case, then costs its writers one list
+append per bulk change on the driver instead of a partition hash and a tuple per entry.
+
 >>> maps = DriverCollections(partition_count=4)
 >>> m = maps.get("map", "prices"); m["a"] = 1; m["a"] = 2; del m["a"]
 >>> journal = maps.journal("prices")
@@ -68,6 +75,8 @@ class MapJournal:
         self._partition = functools.partial(Partitioner.default().get_partition, partition_count=partition_count)
         self._events = [collections.deque(maxlen=capacity) for _ in range(partition_count)]
         self._next_seq = [0] * partition_count
+        self._pending: list[tuple[list, str]] = []  # bulk changes not indexed yet: (pairs, type name), in order
+        self._pending_count = 0
         self.lock = threading.RLock()
 
     def partition_of(self, key: Any) -> int:
@@ -83,27 +92,58 @@ class MapJournal:
         """:meth:`append` for a caller that holds :attr:`lock` (``type_name``: an ``EventType``'s value); the
         event is kept as a plain tuple and becomes an ``EventJournalMapEvent`` only when read (most events of a
         big map are never read)."""
+        if self._pending:
+            self._index_pending()
         p = self._partition(key)
         self._events[p].append((key, new_value, old_value, type_name))
         self._next_seq[p] += 1
 
     def record_all(self, raw_events: list) -> None:
-        """:meth:`record` for many ``(key, new_value, old_value, type_name)`` tuples (caller holds :attr:`lock`); the
-        partitions are computed in one loop (a sink or ``clear`` of 100,000 entries journals them in bulk)."""
-        events, sequences = self._events, self._next_seq
-        partitions = _DEFAULT.get_partitions([raw[0] for raw in raw_events], self.partition_count)
-        for p, raw in zip(partitions, raw_events):
-            events[p].append(raw)
-            sequences[p] += 1
+        """:meth:`record` for many ``(key, new_value, old_value, type_name)`` tuples (caller holds :attr:`lock`),
+        indexed lazily (see the module docstring)."""
+        self._defer(raw_events, "")
+
+    def record_pairs(self, pairs: list, type_name: str) -> None:
+        """Journal ``(key, value)`` pairs, all of one type (caller holds :attr:`lock`): ``ADDED`` pairs carry the
+        new value, ``REMOVED`` pairs the old one. ``pairs`` is kept as it is until indexed: the caller gives it up."""
+        if type_name not in (_ADDED, _REMOVED):
+            raise ValueError(f"record_pairs takes ADDED or REMOVED pairs, not {type_name!r}")
+        self._defer(pairs, type_name)
+
+    def _defer(self, batch: list, type_name: str) -> None:
+        if batch:
+            self._pending.append((batch, type_name))
+            self._pending_count += len(batch)
+            if self._pending_count > self.partition_count * self.capacity:
+                self._index_pending()
+
+    def _index_pending(self) -> None:
+        """Spread the pending bulk changes into their partitions, in order (caller holds :attr:`lock`)."""
+        pending, self._pending, self._pending_count = self._pending, [], 0
+        events, sequences, count = self._events, self._next_seq, self.partition_count
+        with _gc_paused():
+            for batch, type_name in pending:
+                partitions = _DEFAULT.get_partitions([item[0] for item in batch], count)
+                if type_name == _ADDED:
+                    batch = [(key, value, None, _ADDED) for key, value in batch]
+                elif type_name == _REMOVED:
+                    batch = [(key, None, old, _REMOVED) for key, old in batch]
+                for p, raw in zip(partitions, batch):
+                    events[p].append(raw)
+                    sequences[p] += 1
 
     def oldest_sequence(self, partition: int) -> int:
         """The sequence of the oldest event still held in ``partition``."""
         with self.lock:
+            if self._pending:
+                self._index_pending()
             return self._next_seq[partition] - len(self._events[partition])
 
     def next_sequence(self, partition: int) -> int:
         """The sequence the next event of ``partition`` will get (the offset of "from now on")."""
         with self.lock:
+            if self._pending:
+                self._index_pending()
             return self._next_seq[partition]
 
     def read(self, partition: int, offset: int, max_count: int) -> tuple[list, int, int]:
@@ -113,6 +153,8 @@ class MapJournal:
         that the reader missed (it then reads from the oldest).
         """
         with self.lock:
+            if self._pending:
+                self._index_pending()
             events, end = self._events[partition], self._next_seq[partition]
             oldest = end - len(events)
             lost = 0
@@ -180,19 +222,21 @@ class JournaledMap(dict):
                 if type(item) is not tuple or len(item) != 2:
                     check(item)
         with self.journal.lock, _gc_paused():
-            raw = self._put_all_new(entries) if not self and type(entries) is list else None
-            if raw is None:
-                get, put, raw = dict.get, dict.__setitem__, []
-                for key, value in entries:
-                    old = get(self, key, _MISSING)
-                    put(self, key, value)
-                    raw.append((key, value, None, _ADDED) if old is _MISSING else (key, value, old, _UPDATED))
+            added = self._put_all_new(list(entries)) if not self and type(entries) is list else None
+            if added is not None:
+                self.journal.record_pairs(added, _ADDED)
+                return
+            get, put, raw = dict.get, dict.__setitem__, []
+            for key, value in entries:
+                old = get(self, key, _MISSING)
+                put(self, key, value)
+                raw.append((key, value, None, _ADDED) if old is _MISSING else (key, value, old, _UPDATED))
             self.journal.record_all(raw)
 
     def _put_all_new(self, entries: list) -> list | None:
-        """Put ``entries`` into this *empty* map with one ``dict.update`` and return their events, all ADDED
-        (a sink writing into a cleared map); ``None``, the map left empty, when a key repeats in ``entries``
-        (its later puts are updates: the caller's per-entry loop journals them)."""
+        """Put ``entries`` (a list of its own) into this *empty* map with one ``dict.update`` and return it, every
+        entry ADDED (a sink writing into a cleared map); ``None``, the map left empty, when a key repeats in
+        ``entries`` (its later puts are updates: the caller's per-entry loop journals them)."""
         try:
             dict.update(self, entries)
         except BaseException:
@@ -201,7 +245,7 @@ class JournaledMap(dict):
         if len(self) != len(entries):
             dict.clear(self)
             return None
-        return [(key, value, None, _ADDED) for key, value in entries]
+        return entries
 
     def __ior__(self, other: Any) -> "JournaledMap":
         self.update(other)
@@ -229,9 +273,9 @@ class JournaledMap(dict):
 
     def clear(self) -> None:
         with self.journal.lock, _gc_paused():
-            raw = [(key, None, old, _REMOVED) for key, old in dict.items(self)]
+            removed = list(dict.items(self))
             dict.clear(self)
-            self.journal.record_all(raw)
+            self.journal.record_pairs(removed, _REMOVED)
 
     def copy(self) -> dict:
         return dict(self)

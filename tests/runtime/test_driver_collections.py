@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import copy
 import logging
 import pickle
@@ -151,6 +152,7 @@ def test_journal_when_map_of_strings_to_ints_changes_then_collector_stops_tracki
     m.update({f"w{i}": i for i in range(1000)})
     m["w1"] = -1
     m.clear()
+    m.journal.next_sequence(0)  # indexes the pending bulk changes
     gc.collect()
     tracked = [ev for q in m.journal._events for ev in q if gc.is_tracked(ev)]  # noqa: SLF001
     assert sum(map(len, m.journal._events)) == 2001 and tracked == []  # noqa: SLF001
@@ -177,3 +179,34 @@ def test_map_when_empty_and_batch_has_a_bad_item_without_check_then_fails_like_d
     else:
         raise AssertionError("a 3-tuple was put")
     assert m == {} and _all_events(m.journal) == []
+
+
+def test_journal_when_bulk_and_single_changes_mix_then_events_keep_their_order_and_sequences():
+    m = JournaledMap(MapJournal("m", 1))
+    m.put_entries([("a", 1), ("b", 2)])       # bulk into the empty map: pending, not indexed yet
+    assert m.journal._events[0] == collections.deque() and m.journal._pending  # noqa: SLF001
+    m["a"] = 3                                # a single change indexes what is pending first
+    m.clear()                                 # bulk again
+    m.put_entries([("c", 4)])
+    assert m.journal.next_sequence(0) == 6
+    assert _all_events(m.journal) == [
+        EventJournalMapEvent("a", 1, None, EventType.ADDED),
+        EventJournalMapEvent("b", 2, None, EventType.ADDED),
+        EventJournalMapEvent("a", 3, 1, EventType.UPDATED),
+        EventJournalMapEvent("a", None, 3, EventType.REMOVED),
+        EventJournalMapEvent("b", None, 2, EventType.REMOVED),
+        EventJournalMapEvent("c", 4, None, EventType.ADDED),
+    ]
+
+
+def test_journal_when_bulk_changes_nobody_reads_pass_capacity_then_indexed_and_trimmed(caplog):
+    m = JournaledMap(MapJournal("m", 1, capacity=5))
+    for round_ in range(4):
+        m.clear()
+        m.put_entries([(f"k{i}", round_) for i in range(4)])
+        assert m.journal._pending_count <= 5 + 4  # noqa: SLF001  (bounded like the indexed journal)
+    assert len(m.journal._events[0]) <= 5  # noqa: SLF001
+    with caplog.at_level(logging.WARNING, logger="jetspark.journal"):
+        events, offset, lost = m.journal.read(0, 0, 100)
+    assert (len(events), offset, lost) == (5, 4 + 3 * 8, 4 + 3 * 8 - 5)
+    assert [(e.key, e.new_value) for e in events[-4:]] == [(f"k{i}", 3) for i in range(4)]
