@@ -92,8 +92,7 @@ class MapJournal:
         """:meth:`append` for a caller that holds :attr:`lock` (``type_name``: an ``EventType``'s value); the
         event is kept as a plain tuple and becomes an ``EventJournalMapEvent`` only when read (most events of a
         big map are never read)."""
-        if self._pending:
-            self._index_pending()
+        self._index_pending()
         p = self._partition(key)
         self._events[p].append((key, new_value, old_value, type_name))
         self._next_seq[p] += 1
@@ -118,7 +117,10 @@ class MapJournal:
                 self._index_pending()
 
     def _index_pending(self) -> None:
-        """Spread the pending bulk changes into their partitions, in order (caller holds :attr:`lock`)."""
+        """Spread the pending bulk changes into their partitions, in order (caller holds :attr:`lock`); nothing
+        when none are pending."""
+        if not self._pending:
+            return
         pending, self._pending, self._pending_count = self._pending, [], 0
         events, sequences, count = self._events, self._next_seq, self.partition_count
         with _gc_paused():
@@ -135,15 +137,13 @@ class MapJournal:
     def oldest_sequence(self, partition: int) -> int:
         """The sequence of the oldest event still held in ``partition``."""
         with self.lock:
-            if self._pending:
-                self._index_pending()
+            self._index_pending()
             return self._next_seq[partition] - len(self._events[partition])
 
     def next_sequence(self, partition: int) -> int:
         """The sequence the next event of ``partition`` will get (the offset of "from now on")."""
         with self.lock:
-            if self._pending:
-                self._index_pending()
+            self._index_pending()
             return self._next_seq[partition]
 
     def read(self, partition: int, offset: int, max_count: int) -> tuple[list, int, int]:
@@ -153,8 +153,7 @@ class MapJournal:
         that the reader missed (it then reads from the oldest).
         """
         with self.lock:
-            if self._pending:
-                self._index_pending()
+            self._index_pending()
             events, end = self._events[partition], self._next_seq[partition]
             oldest = end - len(events)
             lost = 0
