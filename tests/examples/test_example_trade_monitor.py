@@ -151,7 +151,12 @@ def test_trade_monitor_when_error_and_killed_worker_injected_then_every_window_l
     generator = tm.TradeGenerator(engine.get_map(map_name), rate=200, tickers=("AAPL", "GOOG", "MSFT"), seed=11)
     with running(engine, dag, tm.exactly_once_config()) as job, generator:
         def restarted_twice() -> bool:
-            assert not job.status.is_terminal, f"the job ended: {job.status}"
+            if job.status.is_terminal:
+                try:
+                    job.join(timeout=5)
+                except Exception as exc:  # noqa: BLE001 - the job's own failure names the cause
+                    raise AssertionError(f"the job ended: {job.status}: {exc}") from exc
+                raise AssertionError(f"the job ended: {job.status}")
             return (markers / "kill").exists() and job.metrics().restarts == 2
 
         wait_for(restarted_twice, 240, "both faults and restarts")
