@@ -169,6 +169,15 @@ class Sources:
 
         return processor_stream_source(_name("Sources.stream_from_processor", name), meta_supplier)
 
+    @staticmethod
+    def jdbc(new_connection_fn: Callable[[], Any], query_or_result_set_fn: Any,
+             create_output_fn: Callable[[Any], Any] | None = None) -> BatchSource:
+        """Database rows through DB-API (``read_jdbc_p``): an SQL string runs once in one processor;
+        ``result_set_fn(connection, parallelism, index)`` gives every processor its share; vertex ``jdbcSource``."""
+        from pipeline.jdbc import jdbc_source
+
+        return jdbc_source(new_connection_fn, query_or_result_set_fn, create_output_fn)
+
 
 class TestSources:
     """Sources for tests (Jet's ``pipeline.test.TestSources``)."""
@@ -232,6 +241,22 @@ class Sinks:
     def from_processor(name: str, meta_supplier: Any) -> Sink:
         """A sink running the processors of ``meta_supplier`` in a vertex named ``name``."""
         return Sink(_name("Sinks.from_processor", name), meta_supplier)
+
+    @staticmethod
+    def jdbc(update_query: str, new_connection_fn: Callable[[], Any],
+             bind_fn: Callable[[Any], Any] | None = None) -> Sink:
+        """Runs ``update_query`` per item in batches through DB-API (``write_jdbc_p``); vertex ``jdbcSink``."""
+        from pipeline.jdbc import jdbc_sink
+
+        return jdbc_sink(update_query, new_connection_fn, bind_fn)
+
+    @staticmethod
+    def jdbc_builder() -> Any:
+        """A ``JdbcSinkBuilder``: ``.update_query(q).connection_fn(fn)[.bind_fn(fn).exactly_once(b)
+        .batch_limit(n)].build()``."""
+        from pipeline.jdbc import JdbcSinkBuilder
+
+        return JdbcSinkBuilder()
 
 
 def as_source(source: Any) -> BatchSource | StreamSource:

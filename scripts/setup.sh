@@ -37,3 +37,15 @@ if ! command -v dot >/dev/null 2>&1; then
         echo "warning: cannot install graphviz automatically; install the 'graphviz' package to render pictures." >&2
     fi
 fi
+
+# PostgreSQL 15 for the connectors' tests (tests/connectors start a private cluster with its binaries).
+if [ ! -x /usr/lib/postgresql/15/bin/initdb ]; then
+    echo "Installing PostgreSQL 15 (Debian package postgresql-15) for the connector tests..." >&2
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    if command -v apt-get >/dev/null 2>&1; then
+        $SUDO apt-get update -qq >/dev/null && $SUDO apt-get install -y -qq postgresql-15 >/dev/null
+    else
+        echo "warning: cannot install PostgreSQL automatically; install 'postgresql-15' to run tests/connectors." >&2
+    fi
+fi
