@@ -73,7 +73,7 @@ class PostgresServer:
                 conf.write(f"\nlisten_addresses = '127.0.0.1'\nport = {self.port}\n"
                            f"unix_socket_directories = '{self.dir}'\nwal_level = {self.wal_level}\n"
                            "max_prepared_transactions = 20\nmax_replication_slots = 20\nmax_wal_senders = 20\n"
-                           "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
+                           "fsync = off\nfull_page_writes = off\n"
                            "shared_buffers = 32MB\nmax_connections = 100\n")
         self._run(BIN / "pg_ctl", "-D", self.data, "-l", self.dir / "log", "-w", "-t", str(_START_TIMEOUT), "start")
         self._wait_ready()

@@ -21,6 +21,7 @@ True
 from __future__ import annotations
 
 import contextlib
+import threading
 from typing import Any
 
 from processors import driver_protocol as topics
@@ -42,6 +43,28 @@ def slice_bounds(length: int, index: int, count: int) -> tuple[int, int]:
     size, extra = divmod(length, count)
     start = index * size + min(index, extra)
     return start, start + size + (1 if index < extra else 0)
+
+
+def _map_apply_handler(collections: Any) -> Any:
+    """``sink.map.apply`` (``CdcSinks.map``): the latest sequence applied per map and key is remembered for the
+    job (removed keys too), so a replayed or late record never moves a key back in time."""
+    applied: dict = {}
+    lock = threading.Lock()
+
+    def sink_map_apply(body: dict) -> None:
+        target = collections.get("map", body["name"])
+        with lock:
+            seen = applied.setdefault(body["name"], {})
+            for key, sequence, delete, value in body["items"]:
+                if key in seen and sequence <= seen[key]:
+                    continue
+                seen[key] = sequence
+                if delete:
+                    target.pop(key, None)
+                else:
+                    target[key] = value
+
+    return sink_map_apply
 
 
 def register_collection_topics(channel: Any, collections: Any) -> None:
@@ -89,4 +112,5 @@ def register_collection_topics(channel: Any, collections: Any) -> None:
     channel.register(topics.COLLECTION_SLICE, collection_slice)
     channel.register(topics.SINK_LIST, sink_list)
     channel.register(topics.SINK_MAP, sink_map)
+    channel.register(topics.SINK_MAP_APPLY, _map_apply_handler(collections))
     channel.register(topics.SINK_FLUSH, lambda body: True)

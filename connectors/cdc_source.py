@@ -1,0 +1,331 @@
+"""The processor of ``stream_postgres_cdc_p`` (the design is in :mod:`connectors.cdc`'s docstring).
+
+Work moves in *chunks*: a list of items plus the position reached once all of them are emitted (``None`` for a
+chunk of SYNC rows, the transaction's end LSN for a transaction's changes). ``complete()`` offers the current
+chunk; when it is out, the position moves; when no chunk is left it reads the next (a fetch of SYNC rows, or a
+poll of the slot at most every :data:`POLL_INTERVAL_S`). A snapshot therefore saves a position that covers
+exactly the transactions emitted completely.
+
+State in a snapshot (one entry, key ``"postgres-cdc"``): ``{"phase": "sync"}`` while the initial rows are read,
+then ``{"phase": "stream", "slot": name, "position": lsn}``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from typing import Any
+
+from connectors.cdc import PostgresCdcConfig
+from connectors.cdc_records import ChangeRecord, Operation
+from connectors.db import close_quietly, connect_with_retry, failure, is_connection_lost
+from connectors.pgoutput import Decoder
+from dag.errors import DagValidationError
+from processors.processor import Processor
+
+__all__ = ["StreamPostgresCdcP", "POLL_INTERVAL_S", "format_lsn", "parse_lsn"]
+
+_log = logging.getLogger("jetspark.cdc")
+POLL_INTERVAL_S = 0.02
+"""The pause between two polls of the slot when the last one found nothing new."""
+_FETCH = 1024
+_SNAPSHOT_KEY = "postgres-cdc"
+_OPERATIONS = {"I": Operation.INSERT, "U": Operation.UPDATE, "D": Operation.DELETE}
+_SLOT_BUSY = "55006"  # object_in_use: a session that is going away still holds the slot
+
+
+def parse_lsn(text: str) -> int:
+    """``'0/1925548'`` -> an int."""
+    high, low = text.split("/")
+    return (int(high, 16) << 32) | int(low, 16)
+
+
+def format_lsn(lsn: int) -> str:
+    """An int -> ``'0/1925548'``."""
+    return f"{lsn >> 32:X}/{lsn & 0xFFFFFFFF:X}"
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+class StreamPostgresCdcP(Processor):
+    """One processor of the whole job (see the module docstring)."""
+
+    def __init__(self, config: PostgresCdcConfig, params: Any = None):
+        self._config, self._params = config, params
+        self._slot = config.slot()
+        self._conn: Any = None  # autocommit: polls and slot advances
+        self._reader: Any = None  # SYNC: the transaction that imported the slot's snapshot
+        self._loader: Any = None
+        self._decoder: Decoder | None = None
+        self._phase: str | None = None  # None (not started), "sync", "stream"
+        self._restored: dict | None = None
+        self._sync_tables: list[tuple[str, str]] = []
+        self._sync_cursor: Any = None
+        self._sync_point = 0
+        self._sync_ms = 0
+        self._position = 0  # end LSN of the last transaction emitted completely
+        self._queued = 0  # end LSN of the last transaction taken into a chunk
+        self._confirmed = 0  # the slot was advanced to here
+        self._chunks: deque = deque()
+        self._offset = 0
+        self._prepared: list[int] = []
+        self._next_poll = 0.0
+        self._next_commit = 0.0
+        self._mapper: Any = None
+
+    def is_cooperative(self) -> bool:
+        return False
+
+    def init(self, outbox, context) -> None:
+        self._outbox = outbox
+        self._what = f"postgres CDC source (vertex '{context.vertex_name}')"
+        guarantee = getattr(context.processing_guarantee, "value", context.processing_guarantee)
+        self._snapshots = guarantee in ("EXACTLY_ONCE", "AT_LEAST_ONCE")
+        if self._params is not None:
+            from processors.event_time import EventTimeMapper
+
+            self._mapper = EventTimeMapper(self._params, 1, owner=self._what)
+
+    # ---------------------------------------------------------------- snapshots
+    def save_to_snapshot(self) -> bool:
+        state = ({"phase": "stream", "slot": self._slot, "position": self._position} if self._phase == "stream"
+                 else {"phase": "sync"})
+        return self._outbox.offer_to_snapshot(_SNAPSHOT_KEY, state)
+
+    def snapshot_commit_prepare(self) -> bool:
+        self._prepared.append(self._position if self._phase == "stream" else 0)
+        return True
+
+    def snapshot_commit_finish(self, success: bool) -> bool:
+        if self._prepared:
+            position = self._prepared.pop(0)
+            if success and position:
+                self._advance(position)
+        return True
+
+    def restore_from_snapshot(self, inbox) -> None:
+        for key, value in inbox.take_all():
+            if key != _SNAPSHOT_KEY:
+                raise ValueError(f"{self._what}: unexpected snapshot key {key!r}")
+            self._restored = value
+
+    # ---------------------------------------------------------------- the loop
+    def complete(self) -> bool:
+        if self._phase is None:
+            self._start()
+        while True:
+            if self._chunks:
+                items, position = self._chunks[0]
+                self._offset = self._outbox.offer_many(items, self._offset)
+                if self._offset < len(items):
+                    return False
+                self._chunks.popleft()
+                self._offset = 0
+                if position is not None:
+                    self._position = position
+                continue
+            if self._phase == "sync":
+                self._sync_step()
+                continue
+            if not self._snapshots and time.monotonic() >= self._next_commit:
+                self._next_commit = time.monotonic() + self._config.commit_period_ms / 1000
+                self._advance(self._position)
+            if time.monotonic() < self._next_poll or not self._poll():
+                self._next_poll = time.monotonic() + POLL_INTERVAL_S
+                if self._mapper is not None:
+                    idle = self._mapper.handle_no_event()
+                    if idle:
+                        self._chunks.append((idle, None))
+                        continue
+                return False
+
+    def _emit(self, records: list[ChangeRecord], position: int | None) -> None:
+        if self._mapper is not None:
+            items: list = []
+            for r in records:
+                items += self._mapper.handle_event(r, 0, r.timestamp())
+            records = items
+        self._chunks.append((records, position))
+
+    # ---------------------------------------------------------------- start and SYNC
+    def _start(self) -> None:
+        import psycopg
+        from psycopg.adapt import Transformer
+        from psycopg.pq import Format
+
+        self._conn = self._connect_first()
+        transformer = Transformer(self._conn)
+        self._loader = lambda oid, data: transformer.get_loader(oid, Format.TEXT).load(data)
+        self._decoder = Decoder(self._loader)
+        restored = self._restored or {}
+        if restored.get("phase") == "stream":
+            if not self._slot_exists():
+                raise DagValidationError(
+                    f"{self._what}: replication slot {self._slot} on {self._config.server()} is gone, so the job "
+                    "cannot resume from its snapshot; something dropped it")
+            self._phase, self._position = "stream", restored["position"]
+            self._queued = self._confirmed = self._position
+            return
+        if restored.get("phase") == "sync":
+            _log.warning("%s: restarted during the initial SYNC; reading the tables again from a new slot",
+                         self._what)
+        try:
+            self._begin_sync(psycopg)
+        except Exception as exc:  # noqa: BLE001
+            if isinstance(exc, DagValidationError):
+                raise
+            raise failure(f"{self._what}: starting the snapshot", self._config.connection_fn(), exc,
+                          self._conn) from None
+
+    def _connect_first(self) -> Any:
+        connect = self._config.connection_fn(autocommit=True)
+        try:
+            return connect()
+        except Exception as exc:  # noqa: BLE001
+            raise failure(f"{self._what}: connecting", connect, exc) from None
+
+    def _slot_exists(self) -> bool:
+        return self._conn.execute("select 1 from pg_replication_slots where slot_name = %s",
+                                  (self._slot,)).fetchone() is not None
+
+    def _begin_sync(self, psycopg: Any) -> None:
+        conn, config = self._conn, self._config
+        if conn.execute("select 1 from pg_publication where pubname = %s", (config.publication_name,)).fetchone() \
+                is None:
+            _log.info("%s: creating publication %s FOR ALL TABLES", self._what, config.publication_name)
+            conn.execute(f"create publication {_quote(config.publication_name)} for all tables")
+        if self._slot_exists():
+            _log.info("%s: dropping the existing replication slot %s (a new job starts with SYNC)", self._what,
+                      self._slot)
+            conn.execute("select pg_drop_replication_slot(%s)", (self._slot,))
+        replication = config.connection_fn(autocommit=True, replication="database")()
+        try:
+            result = replication.pgconn.exec_(
+                f"CREATE_REPLICATION_SLOT {_quote(self._slot)} LOGICAL pgoutput EXPORT_SNAPSHOT".encode())
+            if result.status != psycopg.pq.ExecStatus.TUPLES_OK:
+                raise DagValidationError(f"{self._what}: creating replication slot {self._slot} on "
+                                         f"{config.server()} failed: {result.error_message.decode().strip()}")
+            self._sync_point = parse_lsn(result.get_value(0, 1).decode())
+            snapshot = result.get_value(0, 2).decode()
+            self._reader = config.connection_fn()()
+            self._reader.execute("set transaction isolation level repeatable read, read only")
+            self._reader.execute(f"set transaction snapshot '{snapshot}'")
+        finally:
+            close_quietly(replication)  # the snapshot stays with the reader's transaction
+        self._sync_ms = int(time.time() * 1000)
+        rows = self._reader.execute(
+            "select table_schema, table_name from information_schema.tables where table_type = 'BASE TABLE' "
+            "and table_schema not in ('pg_catalog', 'information_schema') order by 1, 2").fetchall()
+        self._sync_tables = [(s, t) for s, t in rows if config.matches(s, t)]
+        self._phase = "sync"
+        _log.info("%s: slot %s created at %s; SYNC of %d tables", self._what, self._slot,
+                  format_lsn(self._sync_point), len(self._sync_tables))
+
+    def _sync_step(self) -> None:
+        """The next chunk of SYNC rows; at the end, the switch to streaming from the slot's start."""
+        try:
+            if self._sync_cursor is None:
+                if not self._sync_tables:
+                    self._end_sync()
+                    return
+                schema, table = self._sync_tables.pop(0)
+                key = self._reader.execute(
+                    "select a.attname from pg_index i join pg_attribute a on a.attrelid = i.indrelid and "
+                    "a.attnum = any(i.indkey) where i.indrelid = %s::regclass and i.indisprimary",
+                    (f"{_quote(schema)}.{_quote(table)}",)).fetchall()
+                cursor = self._reader.cursor(name=f"jetspark_sync_{len(self._sync_tables)}")
+                cursor.execute(f"select * from {_quote(schema)}.{_quote(table)}")
+                self._sync_cursor = (cursor, schema, table, [k[0] for k in key])
+                return
+            cursor, schema, table, key = self._sync_cursor
+            rows = cursor.fetchmany(_FETCH)
+            if not rows:
+                cursor.close()
+                self._sync_cursor = None
+                return
+            names = [d.name for d in cursor.description]
+            db = self._config.database or ""
+            records = []
+            for row in rows:
+                value = dict(zip(names, row))
+                records.append(ChangeRecord(Operation.SYNC, db, schema, table, self._sync_ms, self._sync_point, 0,
+                                            {k: value[k] for k in key}, value))
+            self._emit(records, None)
+        except Exception as exc:  # noqa: BLE001
+            raise failure(f"{self._what}: reading the SYNC snapshot", self._config.connection_fn(), exc,
+                          self._reader) from None
+
+    def _end_sync(self) -> None:
+        self._reader.rollback()
+        close_quietly(self._reader)
+        self._reader = None
+        self._phase = "stream"
+        self._position = self._queued = self._confirmed = self._sync_point
+        _log.info("%s: SYNC done; streaming changes from %s", self._what, format_lsn(self._sync_point))
+
+    # ---------------------------------------------------------------- streaming
+    def _poll(self) -> bool:
+        """Take the transactions the slot holds after what was queued; True if any."""
+        try:
+            rows = self._conn.execute(
+                "select data from pg_logical_slot_peek_binary_changes(%s, NULL, NULL, 'proto_version', '1', "
+                "'publication_names', %s)", (self._slot, self._config.publication_name)).fetchall()
+        except Exception as exc:  # noqa: BLE001 - classified
+            self._poll_failed(exc)
+            return False
+        decoder = self._decoder
+        for (data,) in rows:
+            decoder.feed(bytes(data))
+        found = False
+        db = self._config.database or ""
+        for end_lsn, commit_ms, changes in decoder.committed:
+            if end_lsn <= self._queued:
+                continue
+            records = []
+            for n, change in enumerate(changes, 1):
+                rel = change.relation
+                if not self._config.matches(rel.schema, rel.table):
+                    continue
+                value = change.old if change.kind == "D" else change.new
+                source = change.new if change.new is not None else change.old
+                records.append(ChangeRecord(_OPERATIONS[change.kind], db, rel.schema, rel.table, commit_ms,
+                                            end_lsn, n, {k: source.get(k) for k in rel.key_columns}, value or {}))
+            self._emit(records, end_lsn)
+            self._queued = end_lsn
+            found = True
+        decoder.committed.clear()
+        return found
+
+    def _poll_failed(self, exc: BaseException) -> None:
+        if getattr(exc, "sqlstate", None) == _SLOT_BUSY:
+            return  # a session of an earlier execution still holds the slot; the next poll retries
+        if not is_connection_lost(exc):
+            raise failure(f"{self._what}: reading slot {self._slot}", self._config.connection_fn(), exc,
+                          self._conn) from None
+        _log.warning("%s: connection to %s lost (%s); reconnecting", self._what, self._config.server(),
+                     type(exc).__name__)
+        close_quietly(self._conn)
+        self._conn = connect_with_retry(self._config.connection_fn(autocommit=True), self._what, _log)
+        self._decoder = Decoder(self._loader)  # a new session sends the relations again
+
+    def _advance(self, lsn: int) -> None:
+        """Let the server discard the log up to ``lsn`` (never backwards); a failure is logged and retried
+        with the next advance."""
+        if lsn <= self._confirmed:
+            return
+        try:
+            self._conn.execute("select pg_replication_slot_advance(%s, %s::pg_lsn)", (self._slot, format_lsn(lsn)))
+            self._confirmed = lsn
+        except Exception as exc:  # noqa: BLE001
+            _log.warning("%s: advancing slot %s to %s failed (%s); retried with the next snapshot", self._what,
+                         self._slot, format_lsn(lsn), " ".join(str(exc).split()))
+
+    def close(self) -> None:
+        if self._sync_cursor is not None:
+            close_quietly(self._sync_cursor[0])
+        close_quietly(self._reader)
+        close_quietly(self._conn)
+        self._sync_cursor = self._reader = self._conn = None
