@@ -1,0 +1,224 @@
+"""``connectors.cdc`` against the session's private PostgreSQL server (``wal_level=logical``): SYNC then changes
+into ``CdcSinks.map`` on one and two members, exactly-once replay across an injected restart, resuming after the
+server restarts, and refusals (a server without ``wal_level=logical``, a wrong password). After every test
+nothing is left on the server (connections, slots, prepared transactions)."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from connectors.cdc import CdcSinks, PostgresCdcSources
+from connectors.cdc_records import ChangeRecord, Operation
+from dag import Engine, EngineConfig, JobConfig, JobFailedError, ProcessingGuarantee, RestartableError
+from pipeline import Pipeline, Sinks
+from processors import AbstractProcessor
+from tests.postgres import DATABASE, PASSWORD, USER, PostgresServer
+from tests.support import running, unique, wait_for
+
+EXACTLY_ONCE = ProcessingGuarantee.EXACTLY_ONCE
+TIMEOUT = 240
+
+
+# ---------------------------------------------------------------------------------------------------- records
+def test_change_record_when_pickled_then_equal_and_parts_convert():
+    record = ChangeRecord(Operation.UPDATE, "db", "public", "orders", 1700000000000, 99, 2, {"id": 1},
+                          {"id": 1, "customer": "ann"})
+    assert pickle.loads(pickle.dumps(record)) == record
+    assert record != ChangeRecord(Operation.UPDATE, "db", "public", "orders", 1700000000000, 99, 3, {"id": 1},
+                                  {"id": 1, "customer": "ann"})
+
+    @dataclass
+    class Order:
+        id: int
+        customer: str
+
+    assert record.value().to_object(Order) == Order(1, "ann")
+    assert record.key().to_json() == '{"id": 1}'
+    assert '"operation": "UPDATE"' in record.to_json() and record.operation() is Operation.UPDATE
+
+
+# ---------------------------------------------------------------------------------------------------- helpers
+@pytest.fixture(autouse=True)
+def no_leaks(request):
+    yield
+    if "postgres" in request.fixturenames:
+        request.getfixturevalue("postgres").wait_no_leaks()
+
+
+def _orders(pg, rows: int) -> str:
+    name = unique("orders").replace("-", "_")
+    pg.query(f"create table {name} (id int primary key, customer text, amount numeric(10, 2))")
+    if rows:
+        pg.query(f"insert into {name} select g, 'c' || (g % 5), g from generate_series(1, {rows}) g")
+    return name
+
+
+def _source(pg, table: str, name: str = "cdc", drop: bool = True, password: str = PASSWORD, port=None):
+    return (PostgresCdcSources.postgres(name).set_database_address("127.0.0.1")
+            .set_database_port(port or pg.port).set_database_user(USER).set_database_password(password)
+            .set_database_name(DATABASE).set_table_whitelist(f"public\\.{table}")
+            .set_replication_slot_name(f"s_{table}"[:63]).set_replication_slot_drop_on_stop(drop).build())
+
+
+def _table_map(pg, table: str) -> dict:
+    return {r[0]: {"id": r[0], "customer": r[1], "amount": r[2]}
+            for r in pg.query(f"select id, customer, amount from {table}")}
+
+
+def _map_pipeline(pg, table, map_name, log_name=None, middle=None):
+    p = Pipeline.create()
+    stage = p.read_from(_source(pg, table)).with_native_timestamps(0)
+    if middle is not None:
+        stage = stage.custom_transform("fail-once", middle)
+    stage.write_to(CdcSinks.map(map_name, lambda r: r.key().to_map()["id"], lambda r: r.value().to_map()))
+    if log_name:
+        stage.map(lambda r: (r.operation().name, r.key().to_map()["id"], r.sequence_source(), r.sequence_value())) \
+            .write_to(Sinks.list(log_name))
+    return p
+
+
+def _changes(pg, table: str) -> None:
+    pg.query(f"insert into {table} values (1000, 'new', 5)")
+    pg.query(f"update {table} set amount = 77 where id = 1")
+    with pg.connect() as conn:  # one transaction, two changes of one key
+        conn.execute(f"update {table} set customer = 'x' where id = 3")
+        conn.execute(f"update {table} set customer = 'y' where id = 3")
+    pg.query(f"delete from {table} where id = 2")
+
+
+# ---------------------------------------------------------------------------------------------------- SYNC + changes
+@pytest.mark.spark
+@pytest.mark.parametrize("members", [1, 2])
+def test_cdc_when_rows_then_changes_then_map_equals_table_and_records_in_commit_order(engine, postgres, members):
+    eng = engine if members == 1 else Engine(EngineConfig(members=2), spark=engine.spark)
+    table, map_name, log_name = _orders(postgres, 50), unique("m"), unique("log")
+    job_config = JobConfig(processing_guarantee=EXACTLY_ONCE, snapshot_interval_ms=200)
+    with running(eng, _map_pipeline(postgres, table, map_name, log_name), job_config):
+        target = eng.get_map(map_name)
+        wait_for(lambda: len(target) == 50, 60, lambda: f"50 SYNC rows, got {len(target)}")
+        _changes(postgres, table)
+        wait_for(lambda: dict(target) == _table_map(postgres, table), 30,
+                 lambda: f"the map to equal the table, map has {len(target)} keys")
+        wait_for(lambda: len(eng.get_list(log_name)) == 55, 30, lambda: f"55 records in the log, got {list(eng.get_list(log_name))[50:]}")
+        log = list(eng.get_list(log_name))
+    assert sorted(r[1] for r in log if r[0] == "SYNC") == list(range(1, 51))
+    changes = sorted((r for r in log if r[0] != "SYNC"), key=lambda r: (r[2], r[3]))
+    assert [(op, key) for op, key, _s, _v in changes] == [
+        ("INSERT", 1000), ("UPDATE", 1), ("UPDATE", 3), ("UPDATE", 3), ("DELETE", 2)]
+    sync_point = {r[2] for r in log if r[0] == "SYNC"}
+    assert len(sync_point) == 1 and min(r[2] for r in changes) > sync_point.pop()
+
+
+# ---------------------------------------------------------------------------------------------------- restart replay
+def _once(marker: Path) -> bool:
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True
+
+
+class FailOnceAfterCommit(AbstractProcessor):
+    """Passes records on; once ``after`` changes (not SYNC) went through and a snapshot completed since, raises
+    ``RestartableError`` (once across processes), so the restart replays from a snapshot inside the changes."""
+
+    def __init__(self, marker: Path, after: int):
+        super().__init__()
+        self.marker, self.after, self.seen, self.committed = marker, after, 0, False
+
+    def try_process0(self, item):
+        self.seen += item.operation() is not Operation.SYNC
+        return self.try_emit(item)
+
+    def snapshot_commit_finish(self, success):
+        self.committed = self.committed or (success and self.seen >= self.after)
+        return True
+
+    def try_process(self):
+        if self.committed and self.seen >= self.after and _once(self.marker):
+            raise RestartableError(f"injected after {self.seen} changes")
+        return True
+
+
+@pytest.mark.spark
+def test_cdc_when_job_restarts_mid_stream_then_every_change_reaches_the_sinks_exactly_once(
+        engine, postgres, tmp_path):
+    table, map_name, log_name = _orders(postgres, 10), unique("m"), unique("log")
+    pipeline = _map_pipeline(postgres, table, map_name, log_name,
+                             middle=lambda: FailOnceAfterCommit(tmp_path / "failed", 40))
+    with running(engine, pipeline, JobConfig(processing_guarantee=EXACTLY_ONCE, snapshot_interval_ms=100)) as job:
+        target = engine.get_map(map_name)
+        wait_for(lambda: len(target) == 10, 60, "the SYNC rows")
+        for i in range(100):
+            postgres.query(f"insert into {table} values ({100 + i}, 'c', {i})")
+            if i % 10 == 0:
+                postgres.query(f"update {table} set amount = amount + 1 where id = 1")
+            time.sleep(0.01)
+        wait_for(lambda: job.metrics().restarts >= 1, 60, "the injected restart")
+        wait_for(lambda: dict(target) == _table_map(postgres, table), 60, "the map to equal the table")
+        wait_for(lambda: len(engine.get_list(log_name)) >= 120, 60, "every record in the log")
+        time.sleep(0.5)  # anything repeated would arrive by now
+        log = list(engine.get_list(log_name))
+    changes = [r for r in log if r[0] != "SYNC"]
+    assert len(changes) == 110 and len(set(changes)) == 110  # each change once, none lost
+    assert (tmp_path / "failed").exists()
+
+
+@pytest.mark.spark
+def test_cdc_when_server_restarts_then_source_resumes_from_its_slot(engine, postgres):
+    table, map_name = _orders(postgres, 5), unique("m")
+    with running(engine, _map_pipeline(postgres, table, map_name),
+                 JobConfig(processing_guarantee=EXACTLY_ONCE, snapshot_interval_ms=200)):
+        target = engine.get_map(map_name)
+        wait_for(lambda: len(target) == 5, 60, "the SYNC rows")
+        postgres.query(f"insert into {table} values (100, 'before', 1)")
+        wait_for(lambda: 100 in target, 30, "the change before the restart")
+        postgres.restart()
+        postgres.query(f"insert into {table} values (101, 'after', 2)")
+        postgres.query(f"delete from {table} where id = 1")
+        wait_for(lambda: dict(target) == _table_map(postgres, table), 60, "the map to equal the table")
+
+
+@pytest.mark.spark
+def test_cdc_when_slot_kept_then_it_outlives_the_job(engine, postgres):
+    table = _orders(postgres, 1)
+    p = Pipeline.create()
+    p.read_from(_source(postgres, table, drop=False)).with_native_timestamps(0).write_to(Sinks.noop())
+    with running(engine, p):
+        wait_for(lambda: postgres.query("select 1 from pg_replication_slots where slot_name = %s",
+                                        (f"s_{table}",)), 60, "the slot")
+    wait_for(lambda: not postgres.query("select 1 from pg_replication_slots where active"), 15, "an idle slot")
+    assert postgres.query("select slot_name from pg_replication_slots") == [(f"s_{table}",)]
+    postgres.query("select pg_drop_replication_slot(%s)", (f"s_{table}",))
+
+
+# ---------------------------------------------------------------------------------------------------- refusals
+@pytest.mark.spark
+def test_cdc_when_server_has_no_logical_wal_then_refused_at_start_naming_the_setting(engine):
+    with PostgresServer.started(wal_level="replica") as plain:
+        plain.query("create table orders (id int primary key)")
+        p = Pipeline.create()
+        p.read_from(_source(plain, "orders")).with_native_timestamps(0).write_to(Sinks.noop())
+        start = time.monotonic()
+        with pytest.raises(JobFailedError, match=r"cdc.*wal_level=replica.*wal_level = logical"):
+            engine.new_job(p).join(timeout=60)
+        assert time.monotonic() - start < 30
+        plain.wait_no_leaks()
+
+
+@pytest.mark.spark
+def test_cdc_when_wrong_password_then_fails_naming_vertex_and_server_but_not_the_password(engine, postgres):
+    table = _orders(postgres, 0)
+    p = Pipeline.create()
+    p.read_from(_source(postgres, table, password="wrong-pw")).with_native_timestamps(0).write_to(Sinks.noop())
+    with pytest.raises(JobFailedError) as failed:
+        engine.new_job(p).join(timeout=60)
+    text = str(failed.value)
+    assert "vertex 'cdc'" in text and f"127.0.0.1:{postgres.port}" in text
+    assert "password authentication failed" in text and "wrong-pw" not in text and PASSWORD not in text
