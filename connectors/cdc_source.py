@@ -145,8 +145,9 @@ class StreamPostgresCdcP(Processor):
     def _emit(self, records: list[ChangeRecord], position: int | None) -> None:
         if self._mapper is not None:
             items: list = []
+            native = self._params.timestamp_fn is None  # else the pipeline's timestamp_fn stamps them
             for r in records:
-                items += self._mapper.handle_event(r, 0, r.timestamp())
+                items += self._mapper.handle_event(r, 0, r.timestamp() if native else None)
             records = items
         self._chunks.append((records, position))
 
