@@ -10,21 +10,20 @@ How the source works (:mod:`connectors.cdc_source` holds the processor, :mod:`co
 2. **SYNC.** A second connection imports that snapshot (``SET TRANSACTION SNAPSHOT``) and reads every matched
    table through a server-side cursor: the current rows, as of exactly the slot's starting point, as ``SYNC``
    records.
-3. **Changes.** Then it polls the slot (``pg_logical_slot_peek_binary_changes`` with ``pgoutput``, every
-   :data:`connectors.cdc_source.POLL_INTERVAL_S`) and emits each committed transaction's changes in commit order.
-   Its *position* is the end LSN of the last transaction it emitted completely.
-4. **Snapshots.** Under ``EXACTLY_ONCE``/``AT_LEAST_ONCE`` the position is saved in every snapshot, and the slot
-   is advanced (``pg_replication_slot_advance``: the server may drop the log before it) only when a snapshot
-   completes, to that snapshot's position. A restarted job peeks from the slot and skips what its restored
-   position covers, so it replays exactly what followed the snapshot. Without a guarantee the slot is advanced
-   every ``commit_period`` ms.
+3. **Changes.** Then it streams the slot over the replication protocol (``START_REPLICATION`` with
+   ``pgoutput``, :mod:`connectors.pg_replication`) and emits each committed transaction's changes in commit
+   order. Its *position* is the end LSN of the last transaction it emitted completely.
+4. **Snapshots.** Under ``EXACTLY_ONCE``/``AT_LEAST_ONCE`` the position is saved in every snapshot, and the server
+   is told it may discard the log (the slot's confirmed position, sent in the stream's status messages) only when
+   a snapshot completes, up to that snapshot's position. A restarted job starts the stream at its restored
+   position, so it replays exactly what followed the snapshot. Without a guarantee the confirmed position
+   follows what was emitted every ``commit_period`` ms.
 5. **Stop.** ``set_replication_slot_drop_on_stop(True)`` drops the slot when the job ends (any way); otherwise
    it stays (and keeps WAL on the server until dropped or used).
 
 Limitations, said plainly: a restart *during* the SYNC phase starts it over with a new slot (its SYNC records come
-again, with a newer sequence); a fresh job drops an existing slot of the same name and starts with SYNC; every
-poll re-decodes what the slot holds since its last advance, so keep snapshots frequent; ``TRUNCATE`` is not
-reported.
+again, with a newer sequence); a fresh job drops an existing slot of the same name and starts with SYNC;
+``TRUNCATE`` is not reported.
 
 >>> source = (PostgresCdcSources.postgres("orders-cdc").set_database_address("127.0.0.1")
 ...           .set_database_user("jet").set_database_password("pw").set_database_name("shop")

@@ -19,31 +19,21 @@ from typing import Any
 
 from connectors.cdc import PostgresCdcConfig
 from connectors.cdc_records import ChangeRecord, Operation
-from connectors.db import close_quietly, connect_with_retry, failure, is_connection_lost
+from connectors.db import RECONNECT_TIMEOUT_S, close_quietly, failure, is_connection_lost
+from connectors.pg_replication import ReplicationStream, format_lsn, parse_lsn
 from connectors.pgoutput import Decoder
 from dag.errors import DagValidationError
 from processors.processor import Processor
 
-__all__ = ["StreamPostgresCdcP", "POLL_INTERVAL_S", "format_lsn", "parse_lsn"]
+__all__ = ["StreamPostgresCdcP", "POLL_WAIT_S"]
 
 _log = logging.getLogger("jetspark.cdc")
-POLL_INTERVAL_S = 0.02
-"""The pause between two polls of the slot when the last one found nothing new."""
+POLL_WAIT_S = 0.01
+"""How long one ``complete()`` call waits for the replication stream when nothing is pending."""
 _FETCH = 1024
 _SNAPSHOT_KEY = "postgres-cdc"
 _OPERATIONS = {"I": Operation.INSERT, "U": Operation.UPDATE, "D": Operation.DELETE}
 _SLOT_BUSY = "55006"  # object_in_use: a session that is going away still holds the slot
-
-
-def parse_lsn(text: str) -> int:
-    """``'0/1925548'`` -> an int."""
-    high, low = text.split("/")
-    return (int(high, 16) << 32) | int(low, 16)
-
-
-def format_lsn(lsn: int) -> str:
-    """An int -> ``'0/1925548'``."""
-    return f"{lsn >> 32:X}/{lsn & 0xFFFFFFFF:X}"
 
 
 def _quote(name: str) -> str:
@@ -56,7 +46,7 @@ class StreamPostgresCdcP(Processor):
     def __init__(self, config: PostgresCdcConfig, params: Any = None):
         self._config, self._params = config, params
         self._slot = config.slot()
-        self._conn: Any = None  # autocommit: polls and slot advances
+        self._conn: Any = None  # autocommit: the start (publication, slot) and type loaders
         self._reader: Any = None  # SYNC: the transaction that imported the slot's snapshot
         self._loader: Any = None
         self._decoder: Decoder | None = None
@@ -68,11 +58,12 @@ class StreamPostgresCdcP(Processor):
         self._sync_ms = 0
         self._position = 0  # end LSN of the last transaction emitted completely
         self._queued = 0  # end LSN of the last transaction taken into a chunk
-        self._confirmed = 0  # the slot was advanced to here
+        self._confirmed = 0  # the server may discard the log before this LSN
         self._chunks: deque = deque()
         self._offset = 0
         self._prepared: list[int] = []
-        self._next_poll = 0.0
+        self._stream: ReplicationStream | None = None
+        self._lost_since: float | None = None  # when the replication stream broke (None: it is fine)
         self._next_commit = 0.0
         self._mapper: Any = None
 
@@ -133,8 +124,7 @@ class StreamPostgresCdcP(Processor):
             if not self._snapshots and time.monotonic() >= self._next_commit:
                 self._next_commit = time.monotonic() + self._config.commit_period_ms / 1000
                 self._advance(self._position)
-            if time.monotonic() < self._next_poll or not self._poll():
-                self._next_poll = time.monotonic() + POLL_INTERVAL_S
+            if not self._poll():
                 if self._mapper is not None:
                     idle = self._mapper.handle_no_event()
                     if idle:
@@ -269,17 +259,21 @@ class StreamPostgresCdcP(Processor):
 
     # ---------------------------------------------------------------- streaming
     def _poll(self) -> bool:
-        """Take the transactions the slot holds after what was queued; True if any."""
+        """Take the transactions the stream delivered after what was queued; True if any."""
         try:
-            rows = self._conn.execute(
-                "select data from pg_logical_slot_peek_binary_changes(%s, NULL, NULL, 'proto_version', '1', "
-                "'publication_names', %s)", (self._slot, self._config.publication_name)).fetchall()
+            if self._stream is None:
+                self._stream = ReplicationStream(self._config.connection_fn(autocommit=True, replication="database"),
+                                                 self._slot, self._config.publication_name, self._queued,
+                                                 self._confirmed)
+                self._decoder = Decoder(self._loader)  # a new session sends the relations again
+            messages = self._stream.read(POLL_WAIT_S)
+            self._lost_since = None
         except Exception as exc:  # noqa: BLE001 - classified
-            self._poll_failed(exc)
+            self._stream_failed(exc)
             return False
         decoder = self._decoder
-        for (data,) in rows:
-            decoder.feed(bytes(data))
+        for message in messages:
+            decoder.feed(message)
         found = False
         db = self._config.database or ""
         for end_lsn, commit_ms, changes in decoder.committed:
@@ -300,33 +294,42 @@ class StreamPostgresCdcP(Processor):
         decoder.committed.clear()
         return found
 
-    def _poll_failed(self, exc: BaseException) -> None:
-        if getattr(exc, "sqlstate", None) == _SLOT_BUSY:
-            return  # a session of an earlier execution still holds the slot; the next poll retries
-        if not is_connection_lost(exc):
-            raise failure(f"{self._what}: reading slot {self._slot}", self._config.connection_fn(), exc,
-                          self._conn) from None
-        _log.warning("%s: connection to %s lost (%s); reconnecting", self._what, self._config.server(),
-                     type(exc).__name__)
-        close_quietly(self._conn)
-        self._conn = connect_with_retry(self._config.connection_fn(autocommit=True), self._what, _log)
-        self._decoder = Decoder(self._loader)  # a new session sends the relations again
+    def _stream_failed(self, exc: BaseException) -> None:
+        """A lost stream is reopened (bounded, logged) from what was queued; other errors fail the job."""
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
+        if getattr(exc, "sqlstate", None) == _SLOT_BUSY or is_connection_lost(exc):
+            now = time.monotonic()
+            if self._lost_since is None:
+                self._lost_since = now
+            if now - self._lost_since > RECONNECT_TIMEOUT_S:
+                raise failure(f"{self._what}: reading slot {self._slot} (for {RECONNECT_TIMEOUT_S:.0f} s)",
+                              self._config.connection_fn(), exc) from None
+            _log.warning("%s: replication stream of slot %s on %s broke (%s); reopening", self._what,
+                         self._slot, self._config.server(), " ".join(str(exc).split()))
+            time.sleep(min(0.5, 0.05 + (now - self._lost_since) / 10))
+            return
+        raise failure(f"{self._what}: reading slot {self._slot}", self._config.connection_fn(), exc) from None
 
     def _advance(self, lsn: int) -> None:
-        """Let the server discard the log up to ``lsn`` (never backwards); a failure is logged and retried
-        with the next advance."""
+        """Let the server discard the log before ``lsn`` (never backwards); sent with the next status if the
+        stream is down now."""
         if lsn <= self._confirmed:
             return
-        try:
-            self._conn.execute("select pg_replication_slot_advance(%s, %s::pg_lsn)", (self._slot, format_lsn(lsn)))
-            self._confirmed = lsn
-        except Exception as exc:  # noqa: BLE001
-            _log.warning("%s: advancing slot %s to %s failed (%s); retried with the next snapshot", self._what,
-                         self._slot, format_lsn(lsn), " ".join(str(exc).split()))
+        self._confirmed = lsn
+        if self._stream is not None:
+            try:
+                self._stream.confirm(lsn)
+            except Exception as exc:  # noqa: BLE001 - the next read reopens the stream and reports it
+                _log.warning("%s: confirming %s on slot %s failed (%s)", self._what, format_lsn(lsn), self._slot,
+                             type(exc).__name__)
 
     def close(self) -> None:
         if self._sync_cursor is not None:
             close_quietly(self._sync_cursor[0])
+        if self._stream is not None:
+            self._stream.close()
         close_quietly(self._reader)
         close_quietly(self._conn)
-        self._sync_cursor = self._reader = self._conn = None
+        self._sync_cursor = self._reader = self._conn = self._stream = None

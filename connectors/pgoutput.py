@@ -1,5 +1,5 @@
 """A decoder of PostgreSQL's built-in ``pgoutput`` logical decoding messages (protocol version 1), as
-``pg_logical_slot_peek_binary_changes`` returns them: one message per row, big-endian binary.
+the replication stream (or ``pg_logical_slot_peek_binary_changes``) delivers them, big-endian binary.
 
 Only what change data capture needs is decoded: ``B`` (begin: commit time), ``R`` (relation: schema, table,
 columns with their type oids and which form the key), ``I``/``U``/``D`` (a row's new and old tuples, columns in

@@ -222,3 +222,63 @@ def test_cdc_when_wrong_password_then_fails_naming_vertex_and_server_but_not_the
     text = str(failed.value)
     assert "vertex 'cdc'" in text and f"127.0.0.1:{postgres.port}" in text
     assert "password authentication failed" in text and "wrong-pw" not in text and PASSWORD not in text
+
+
+# ---------------------------------------------------------------------------------------------------- confirmation
+class _Outbox:
+    """Takes everything; keeps the items and the snapshot entries."""
+
+    def __init__(self):
+        self.items, self.snapshot = [], []
+
+    def offer_many(self, items, start=0):
+        self.items.extend(items[start:])
+        return len(items)
+
+    def offer_to_snapshot(self, key, value):
+        self.snapshot.append((key, value))
+        return True
+
+
+def test_cdc_source_when_snapshot_completes_then_server_may_discard_only_up_to_its_position(postgres):
+    """Engine-free: the slot's confirmed position stays at its start until a snapshot completes, then moves to
+    exactly that snapshot's position (not to changes emitted after it)."""
+    from connectors.cdc_source import StreamPostgresCdcP
+    from connectors.pg_replication import format_lsn
+    from processors import Context
+
+    table = _orders(postgres, 2)
+    config = _source(postgres, table).supplier._config  # noqa: SLF001 - the built source's configuration
+    proc, out = StreamPostgresCdcP(config), _Outbox()
+    proc.init(out, Context(vertex_name="cdc", processing_guarantee=EXACTLY_ONCE))
+
+    def confirmed():
+        return postgres.query("select confirmed_flush_lsn::text from pg_replication_slots where slot_name = %s",
+                              (config.slot(),))[0][0]
+
+    def emit_until(count):
+        deadline = time.monotonic() + 30
+        while len(out.items) < count:
+            assert time.monotonic() < deadline, f"{count} records expected, got {out.items}"
+            proc.complete()
+
+    try:
+        emit_until(2)  # the SYNC rows
+        start = confirmed()
+        postgres.query(f"insert into {table} values (10, 'a', 1)")
+        emit_until(3)
+        assert proc.save_to_snapshot() and proc.snapshot_commit_prepare()
+        saved = out.snapshot[-1][1]["position"]
+        postgres.query(f"insert into {table} values (11, 'b', 2)")
+        emit_until(4)
+        for _ in range(20):
+            proc.complete()  # status messages go out; nothing may be confirmed yet
+        assert confirmed() == start
+        assert proc.snapshot_commit_finish(True)
+        wait_for(lambda: confirmed() == format_lsn(saved), 10, lambda: f"{format_lsn(saved)}, is {confirmed()}")
+        assert out.items[3].sequence_source() > saved  # the later change is not covered
+    finally:
+        proc.close()
+        from connectors.cdc import drop_slot
+
+        drop_slot(config)
