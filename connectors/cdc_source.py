@@ -20,7 +20,7 @@ from typing import Any
 from connectors.cdc import PostgresCdcConfig
 from connectors.cdc_records import ChangeRecord, Operation
 from connectors.db import RECONNECT_TIMEOUT_S, close_quietly, failure, is_connection_lost
-from connectors.pg_replication import ReplicationStream, format_lsn, parse_lsn
+from connectors.pg_replication import ReplicationStream, format_lsn, parse_lsn, quote_ident
 from connectors.pgoutput import Decoder
 from dag.errors import DagValidationError
 from processors.processor import Processor
@@ -34,10 +34,6 @@ _FETCH = 1024
 _SNAPSHOT_KEY = "postgres-cdc"
 _OPERATIONS = {"I": Operation.INSERT, "U": Operation.UPDATE, "D": Operation.DELETE}
 _SLOT_BUSY = "55006"  # object_in_use: a session that is going away still holds the slot
-
-
-def _quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
 
 
 class StreamPostgresCdcP(Processor):
@@ -107,30 +103,33 @@ class StreamPostgresCdcP(Processor):
     def complete(self) -> bool:
         if self._phase is None:
             self._start()
-        while True:
-            if self._chunks:
-                items, position = self._chunks[0]
-                self._offset = self._outbox.offer_many(items, self._offset)
-                if self._offset < len(items):
-                    return False
-                self._chunks.popleft()
-                self._offset = 0
-                if position is not None:
-                    self._position = position
-                continue
-            if self._phase == "sync":
-                self._sync_step()
-                continue
+        if not self._drain():
+            return False  # the outbox is full
+        if self._phase == "sync":
+            self._sync_step()
+        else:
             if not self._snapshots and time.monotonic() >= self._next_commit:
                 self._next_commit = time.monotonic() + self._config.commit_period_ms / 1000
                 self._advance(self._position)
-            if not self._poll():
-                if self._mapper is not None:
-                    idle = self._mapper.handle_no_event()
-                    if idle:
-                        self._chunks.append((idle, None))
-                        continue
+            if not self._poll() and self._mapper is not None:
+                idle = self._mapper.handle_no_event()
+                if idle:
+                    self._chunks.append((idle, None))
+        self._drain()
+        return False
+
+    def _drain(self) -> bool:
+        """Offer the pending chunks; True once all are out."""
+        while self._chunks:
+            items, position = self._chunks[0]
+            self._offset = self._outbox.offer_many(items, self._offset)
+            if self._offset < len(items):
                 return False
+            self._chunks.popleft()
+            self._offset = 0
+            if position is not None:
+                self._position = position
+        return True
 
     def _emit(self, records: list[ChangeRecord], position: int | None) -> None:
         if self._mapper is not None:
@@ -187,7 +186,7 @@ class StreamPostgresCdcP(Processor):
         if conn.execute("select 1 from pg_publication where pubname = %s", (config.publication_name,)).fetchone() \
                 is None:
             _log.info("%s: creating publication %s FOR ALL TABLES", self._what, config.publication_name)
-            conn.execute(f"create publication {_quote(config.publication_name)} for all tables")
+            conn.execute(f"create publication {quote_ident(config.publication_name)} for all tables")
         if self._slot_exists():
             _log.info("%s: dropping the existing replication slot %s (a new job starts with SYNC)", self._what,
                       self._slot)
@@ -195,7 +194,7 @@ class StreamPostgresCdcP(Processor):
         replication = config.connection_fn(autocommit=True, replication="database")()
         try:
             result = replication.pgconn.exec_(
-                f"CREATE_REPLICATION_SLOT {_quote(self._slot)} LOGICAL pgoutput EXPORT_SNAPSHOT".encode())
+                f"CREATE_REPLICATION_SLOT {quote_ident(self._slot)} LOGICAL pgoutput EXPORT_SNAPSHOT".encode())
             if result.status != psycopg.pq.ExecStatus.TUPLES_OK:
                 raise DagValidationError(f"{self._what}: creating replication slot {self._slot} on "
                                          f"{config.server()} failed: {result.error_message.decode().strip()}")
@@ -226,9 +225,9 @@ class StreamPostgresCdcP(Processor):
                 key = self._reader.execute(
                     "select a.attname from pg_index i join pg_attribute a on a.attrelid = i.indrelid and "
                     "a.attnum = any(i.indkey) where i.indrelid = %s::regclass and i.indisprimary",
-                    (f"{_quote(schema)}.{_quote(table)}",)).fetchall()
+                    (f"{quote_ident(schema)}.{quote_ident(table)}",)).fetchall()
                 cursor = self._reader.cursor(name=f"jetspark_sync_{len(self._sync_tables)}")
-                cursor.execute(f"select * from {_quote(schema)}.{_quote(table)}")
+                cursor.execute(f"select * from {quote_ident(schema)}.{quote_ident(table)}")
                 self._sync_cursor = (cursor, schema, table, [k[0] for k in key])
                 return
             cursor, schema, table, key = self._sync_cursor

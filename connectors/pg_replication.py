@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["ReplicationStream", "parse_lsn", "format_lsn", "STATUS_INTERVAL_S"]
+__all__ = ["ReplicationStream", "parse_lsn", "format_lsn", "quote_ident", "STATUS_INTERVAL_S"]
 
 STATUS_INTERVAL_S = 5.0
 """The longest time between two standby status messages (the server's ``wal_sender_timeout`` is 60 s)."""
@@ -40,7 +40,8 @@ def format_lsn(lsn: int) -> str:
     return f"{lsn >> 32:X}/{lsn & 0xFFFFFFFF:X}"
 
 
-def _quote(name: str) -> str:
+def quote_ident(name: str) -> str:
+    """``name`` as an SQL identifier in double quotes."""
     return '"' + name.replace('"', '""') + '"'
 
 
@@ -56,7 +57,7 @@ class ReplicationStream:
         self.confirmed = confirmed
         self._received = start_lsn
         self._next_status = 0.0
-        command = (f"START_REPLICATION SLOT {_quote(slot)} LOGICAL {format_lsn(start_lsn)} "
+        command = (f"START_REPLICATION SLOT {quote_ident(slot)} LOGICAL {format_lsn(start_lsn)} "
                    f"(proto_version '1', publication_names '{publication.replace(chr(39), chr(39) * 2)}')")
         result = self._pg.exec_(command.encode())
         if result.status != psycopg.pq.ExecStatus.COPY_BOTH:
