@@ -18,6 +18,8 @@ factory                                             vertex name            runs
 ``Sinks.logger(to_string_fn)``                      ``loggerSink``         ``write_logger_p``
 ``Sinks.noop()``                                    ``noop``               ``noop_p``
 ``Sinks.from_processor(name, supplier)``            ``NAME``               the supplier
+``Sources.jdbc(connect, query_or_fn)``              ``jdbcSource``         ``read_jdbc_p`` (``pipeline.jdbc``)
+``Sinks.jdbc(query, connect)``, ``jdbc_builder()``  ``jdbcSink``           ``write_jdbc_p`` (``pipeline.jdbc``)
 ==================================================  =====================  =====================================
 
 The stream sources (``Sources.socket`` -> ``socketSource(HOST:PORT)``, ``Sources.map_journal`` ->
