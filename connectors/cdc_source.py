@@ -62,12 +62,14 @@ class StreamPostgresCdcP(Processor):
         self._lost_since: float | None = None  # when the replication stream broke (None: it is fine)
         self._next_commit = 0.0
         self._mapper: Any = None
+        self._log = _log
 
     def is_cooperative(self) -> bool:
         return False
 
     def init(self, outbox, context) -> None:
         self._outbox = outbox
+        self._log = context.logger  # forwarded to the driver's logging while the job runs
         self._what = f"postgres CDC source (vertex '{context.vertex_name}')"
         guarantee = getattr(context.processing_guarantee, "value", context.processing_guarantee)
         self._snapshots = guarantee in ("EXACTLY_ONCE", "AT_LEAST_ONCE")
@@ -160,7 +162,7 @@ class StreamPostgresCdcP(Processor):
             self._queued = self._confirmed = self._position
             return
         if restored.get("phase") == "sync":
-            _log.warning("%s: restarted during the initial SYNC; reading the tables again from a new slot",
+            self._log.warning("%s: restarted during the initial SYNC; reading the tables again from a new slot",
                          self._what)
         try:
             self._begin_sync(psycopg)
@@ -185,10 +187,10 @@ class StreamPostgresCdcP(Processor):
         conn, config = self._conn, self._config
         if conn.execute("select 1 from pg_publication where pubname = %s", (config.publication_name,)).fetchone() \
                 is None:
-            _log.info("%s: creating publication %s FOR ALL TABLES", self._what, config.publication_name)
+            self._log.info("%s: creating publication %s FOR ALL TABLES", self._what, config.publication_name)
             conn.execute(f"create publication {quote_ident(config.publication_name)} for all tables")
         if self._slot_exists():
-            _log.info("%s: dropping the existing replication slot %s (a new job starts with SYNC)", self._what,
+            self._log.info("%s: dropping the existing replication slot %s (a new job starts with SYNC)", self._what,
                       self._slot)
             conn.execute("select pg_drop_replication_slot(%s)", (self._slot,))
         replication = config.connection_fn(autocommit=True, replication="database")()
@@ -211,7 +213,7 @@ class StreamPostgresCdcP(Processor):
             "and table_schema not in ('pg_catalog', 'information_schema') order by 1, 2").fetchall()
         self._sync_tables = [(s, t) for s, t in rows if config.matches(s, t)]
         self._phase = "sync"
-        _log.info("%s: slot %s created at %s; SYNC of %d tables", self._what, self._slot,
+        self._log.info("%s: slot %s created at %s; SYNC of %d tables", self._what, self._slot,
                   format_lsn(self._sync_point), len(self._sync_tables))
 
     def _sync_step(self) -> None:
@@ -254,7 +256,7 @@ class StreamPostgresCdcP(Processor):
         self._reader = None
         self._phase = "stream"
         self._position = self._queued = self._confirmed = self._sync_point
-        _log.info("%s: SYNC done; streaming changes from %s", self._what, format_lsn(self._sync_point))
+        self._log.info("%s: SYNC done; streaming changes from %s", self._what, format_lsn(self._sync_point))
 
     # ---------------------------------------------------------------- streaming
     def _poll(self) -> bool:
@@ -305,7 +307,7 @@ class StreamPostgresCdcP(Processor):
             if now - self._lost_since > RECONNECT_TIMEOUT_S:
                 raise failure(f"{self._what}: reading slot {self._slot} (for {RECONNECT_TIMEOUT_S:.0f} s)",
                               self._config.connection_fn(), exc) from None
-            _log.warning("%s: replication stream of slot %s on %s broke (%s); reopening", self._what,
+            self._log.warning("%s: replication stream of slot %s on %s broke (%s); reopening", self._what,
                          self._slot, self._config.server(), " ".join(str(exc).split()))
             time.sleep(min(0.5, 0.05 + (now - self._lost_since) / 10))
             return
@@ -321,7 +323,7 @@ class StreamPostgresCdcP(Processor):
             try:
                 self._stream.confirm(lsn)
             except Exception as exc:  # noqa: BLE001 - the next read reopens the stream and reports it
-                _log.warning("%s: confirming %s on slot %s failed (%s)", self._what, format_lsn(lsn), self._slot,
+                self._log.warning("%s: confirming %s on slot %s failed (%s)", self._what, format_lsn(lsn), self._slot,
                              type(exc).__name__)
 
     def close(self) -> None:

@@ -241,12 +241,14 @@ class WriteJdbcP(Processor):
                                                                          bind_fn, batch_limit)
         self._conn: Any = None
         self._what = "write_jdbc_p"
+        self._log = _log
 
     def is_cooperative(self) -> bool:
         return False
 
     def init(self, outbox, context) -> None:
         self._what = f"write_jdbc_p (vertex '{context.vertex_name}')"
+        self._log = context.logger  # forwarded to the driver's logging while the job runs
         try:
             self._conn = self._connect()
         except Exception as exc:  # noqa: BLE001 - a first connection that fails is a configuration error
@@ -275,12 +277,12 @@ class WriteJdbcP(Processor):
                     _rollback_quietly(self._conn)
                     raise failure(f"{self._what}: writing a batch of {len(batch)}", self._connect, exc,
                                   self._conn) from None
-                _log.warning("%s: connection to %s lost while writing a batch of %d (%s); reconnecting and "
+                self._log.warning("%s: connection to %s lost while writing a batch of %d (%s); reconnecting and "
                              "retrying the batch", self._what, describe_server(self._connect, self._conn),
                              len(batch), type(exc).__name__)
                 close_quietly(self._conn)
                 self._conn = None
-                self._conn = connect_with_retry(self._connect, self._what, _log)
+                self._conn = connect_with_retry(self._connect, self._what, self._log)
 
     def close(self) -> None:
         _rollback_quietly(self._conn)

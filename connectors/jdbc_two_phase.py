@@ -153,7 +153,7 @@ class TwoPhaseJdbcSinkP(WriteJdbcP):
         return self._open
 
     def _new_connection(self) -> Any:
-        return connect_with_retry(self._connect, self._what, _log)
+        return connect_with_retry(self._connect, self._what, self._log)
 
     def _lost_or_fail(self, exc: BaseException, doing: str, conn: Any) -> None:
         """A lost connection restarts the job from its last snapshot; any other error fails it."""
@@ -209,7 +209,7 @@ class TwoPhaseJdbcSinkP(WriteJdbcP):
                 close_quietly(conn)
                 orphans.append(gtrid)
         if orphans:
-            _log.warning("%s: connection lost before committing %s; committing them by id on a new connection",
+            self._log.warning("%s: connection lost before committing %s; committing them by id on a new connection",
                          self._what, ", ".join(orphans))
             conn = self._new_connection()
             self._idle.append(conn)
@@ -266,10 +266,10 @@ class TwoPhaseJdbcSinkP(WriteJdbcP):
                 if owner % self._total != self._index:
                     continue
                 if (owner, seq) in self._restored:
-                    _log.info("%s: committing transaction %s of the restored snapshot", self._what, xid[1])
+                    self._log.info("%s: committing transaction %s of the restored snapshot", self._what, xid[1])
                     conn.tpc_commit(xid)
                 else:
-                    _log.info("%s: rolling back transaction %s (after the restored snapshot; its items are "
+                    self._log.info("%s: rolling back transaction %s (after the restored snapshot; its items are "
                               "replayed)", self._what, xid[1])
                     conn.tpc_rollback(xid)
         except Exception as exc:  # noqa: BLE001

@@ -213,15 +213,31 @@ def test_cdc_when_server_has_no_logical_wal_then_refused_at_start_naming_the_set
 
 
 @pytest.mark.spark
-def test_cdc_when_wrong_password_then_fails_naming_vertex_and_server_but_not_the_password(engine, postgres):
+@pytest.mark.parametrize("case", ["wrong password", "unreachable port"])
+def test_cdc_when_bad_credentials_or_port_then_fails_at_start_naming_vertex_and_server_not_the_password(
+        engine, postgres, case):
     table = _orders(postgres, 0)
+    port = _closed_port() if case == "unreachable port" else postgres.port
+    password = "wrong-pw" if case == "wrong password" else PASSWORD
     p = Pipeline.create()
-    p.read_from(_source(postgres, table, password="wrong-pw")).with_native_timestamps(0).write_to(Sinks.noop())
+    p.read_from(_source(postgres, table, password=password, port=port)).with_native_timestamps(0) \
+        .write_to(Sinks.noop())
+    start = time.monotonic()
     with pytest.raises(JobFailedError) as failed:
         engine.new_job(p).join(timeout=60)
     text = str(failed.value)
-    assert "vertex 'cdc'" in text and f"127.0.0.1:{postgres.port}" in text
-    assert "password authentication failed" in text and "wrong-pw" not in text and PASSWORD not in text
+    assert time.monotonic() - start < 30
+    assert "vertex 'cdc'" in text and f"127.0.0.1:{port}" in text
+    assert ("password authentication failed" if case == "wrong password" else "refused") in text, text
+    assert "wrong-pw" not in text and PASSWORD not in text
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 # ---------------------------------------------------------------------------------------------------- confirmation

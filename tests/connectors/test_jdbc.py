@@ -6,9 +6,10 @@ prepared transactions, replication slots)."""
 from __future__ import annotations
 
 import functools
+import logging
 import sqlite3
-import threading
 import time
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -166,23 +167,51 @@ def _numbers(engine, n: int) -> str:
     return name
 
 
-def test_sink_when_server_restarts_mid_job_then_reconnects_and_loses_nothing(engine, postgres, caplog):
-    table, n = _table(postgres), 4000
+def _until_marker(marker_dir: Path):
+    """A batch source counting 0, 1, 2, ... (20 numbers per 10 ms) until ``marker_dir/stop`` exists; then it
+    writes how many it emitted to ``marker_dir/count`` and completes."""
+    from processors import SourceBuilder
+
+    def fill(state, buf):
+        if (marker_dir / "stop").exists():
+            (marker_dir / "count").write_text(str(state["n"]))
+            buf.close()
+            return
+        for _ in range(20):
+            buf.add(state["n"])
+            state["n"] += 1
+        time.sleep(0.01)
+
+    return SourceBuilder.batch("numbers", lambda ctx: {"n": 0}).fill_buffer_fn(fill).build()
+
+
+def test_sink_when_server_restarts_mid_job_then_reconnects_logs_the_retry_and_loses_nothing(
+        engine, postgres, tmp_path, caplog):
+    table = _table(postgres)
     upsert = f"insert into {table} values (%s, %s) on conflict (id) do update set name = excluded.name"
     dag = DAG()
-    source = dag.new_vertex("sequence", _sequence(n, per_fill=10))
+    source = dag.new_vertex("numbers", _until_marker(tmp_path))
     sink = dag.new_vertex("jdbcSink", write_jdbc_p(upsert, postgres.connection_fn(), lambda i: (i, f"n{i}")),
                           local_parallelism=2)
     dag.edge(between(source, sink))
-    job = engine.new_job(dag, JobConfig(execution_mode=PIPELINED))
-    try:
-        wait_for(lambda: postgres.query(f"select count(*) from {table}")[0][0] > 200, 60, "the first rows")
-        postgres.restart()
-        job.join(timeout=TIMEOUT)
-    finally:
-        if not job.status.is_terminal:
-            job.cancel()
-    assert _content(postgres, table) == [(i, f"n{i}") for i in range(n)]
+
+    def rows():
+        return postgres.query(f"select count(*) from {table}")[0][0]
+
+    with caplog.at_level(logging.WARNING, logger="jetspark"):
+        job = engine.new_job(dag, JobConfig(execution_mode=PIPELINED))
+        try:
+            wait_for(lambda: rows() > 200, 60, "the first rows")
+            postgres.restart()
+            after = rows()
+            wait_for(lambda: rows() > after + 200, 60, "rows written after the restart")
+        finally:
+            (tmp_path / "stop").touch()
+            job.join(timeout=TIMEOUT)
+    count = int((tmp_path / "count").read_text())
+    assert _content(postgres, table) == [(i, f"n{i}") for i in range(count)]
+    assert any("reconnecting and retrying the batch" in r.getMessage() for r in caplog.records), \
+        [r.getMessage() for r in caplog.records]
 
 
 # ---------------------------------------------------------------------------------------------------- exactly-once
