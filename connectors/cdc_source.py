@@ -163,7 +163,7 @@ class StreamPostgresCdcP(Processor):
             return
         if restored.get("phase") == "sync":
             self._log.warning("%s: restarted during the initial SYNC; reading the tables again from a new slot",
-                         self._what)
+                              self._what)
         try:
             self._begin_sync(psycopg)
         except Exception as exc:  # noqa: BLE001
@@ -191,7 +191,7 @@ class StreamPostgresCdcP(Processor):
             conn.execute(f"create publication {quote_ident(config.publication_name)} for all tables")
         if self._slot_exists():
             self._log.info("%s: dropping the existing replication slot %s (a new job starts with SYNC)", self._what,
-                      self._slot)
+                           self._slot)
             conn.execute("select pg_drop_replication_slot(%s)", (self._slot,))
         replication = config.connection_fn(autocommit=True, replication="database")()
         try:
@@ -214,7 +214,7 @@ class StreamPostgresCdcP(Processor):
         self._sync_tables = [(s, t) for s, t in rows if config.matches(s, t)]
         self._phase = "sync"
         self._log.info("%s: slot %s created at %s; SYNC of %d tables", self._what, self._slot,
-                  format_lsn(self._sync_point), len(self._sync_tables))
+                       format_lsn(self._sync_point), len(self._sync_tables))
 
     def _sync_step(self) -> None:
         """The next chunk of SYNC rows; at the end, the switch to streaming from the slot's start."""
@@ -308,7 +308,7 @@ class StreamPostgresCdcP(Processor):
                 raise failure(f"{self._what}: reading slot {self._slot} (for {RECONNECT_TIMEOUT_S:.0f} s)",
                               self._config.connection_fn(), exc) from None
             self._log.warning("%s: replication stream of slot %s on %s broke (%s); reopening", self._what,
-                         self._slot, self._config.server(), " ".join(str(exc).split()))
+                              self._slot, self._config.server(), " ".join(str(exc).split()))
             time.sleep(min(0.5, 0.05 + (now - self._lost_since) / 10))
             return
         raise failure(f"{self._what}: reading slot {self._slot}", self._config.connection_fn(), exc) from None
@@ -324,7 +324,7 @@ class StreamPostgresCdcP(Processor):
                 self._stream.confirm(lsn)
             except Exception as exc:  # noqa: BLE001 - the next read reopens the stream and reports it
                 self._log.warning("%s: confirming %s on slot %s failed (%s)", self._what, format_lsn(lsn), self._slot,
-                             type(exc).__name__)
+                                  type(exc).__name__)
 
     def close(self) -> None:
         if self._sync_cursor is not None:

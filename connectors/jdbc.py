@@ -278,10 +278,10 @@ class WriteJdbcP(Processor):
                     raise failure(f"{self._what}: writing a batch of {len(batch)}", self._connect, exc,
                                   self._conn) from None
                 self._log.warning("%s: connection to %s lost while writing a batch of %d (%s); reconnecting and "
-                             "retrying the batch", self._what, describe_server(self._connect, self._conn),
-                             len(batch), type(exc).__name__)
+                                  "retrying the batch", self._what, describe_server(self._connect, self._conn),
+                                  len(batch), type(exc).__name__)
                 close_quietly(self._conn)
-                self._conn = None
+                self._conn = None  # close() has nothing to close if reconnecting fails
                 self._conn = connect_with_retry(self._connect, self._what, self._log)
 
     def close(self) -> None:

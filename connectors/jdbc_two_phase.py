@@ -209,8 +209,8 @@ class TwoPhaseJdbcSinkP(WriteJdbcP):
                 close_quietly(conn)
                 orphans.append(gtrid)
         if orphans:
-            self._log.warning("%s: connection lost before committing %s; committing them by id on a new connection",
-                         self._what, ", ".join(orphans))
+            self._log.warning("%s: connection lost before committing %s; committing them by id on a new "
+                              "connection", self._what, ", ".join(orphans))
             conn = self._new_connection()
             self._idle.append(conn)
             prepared = {str(xid[1]): xid for xid, _ in _ours(conn, self._prefix)}
@@ -269,8 +269,8 @@ class TwoPhaseJdbcSinkP(WriteJdbcP):
                     self._log.info("%s: committing transaction %s of the restored snapshot", self._what, xid[1])
                     conn.tpc_commit(xid)
                 else:
-                    self._log.info("%s: rolling back transaction %s (after the restored snapshot; its items are "
-                              "replayed)", self._what, xid[1])
+                    self._log.info("%s: rolling back transaction %s (after the restored snapshot; its items "
+                                   "are replayed)", self._what, xid[1])
                     conn.tpc_rollback(xid)
         except Exception as exc:  # noqa: BLE001
             self._lost_or_fail(exc, "recovering the job's prepared transactions", conn)

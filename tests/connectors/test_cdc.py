@@ -105,7 +105,8 @@ def test_cdc_when_rows_then_changes_then_map_equals_table_and_records_in_commit_
         _changes(postgres, table)
         wait_for(lambda: dict(target) == _table_map(postgres, table), 30,
                  lambda: f"the map to equal the table, map has {len(target)} keys")
-        wait_for(lambda: len(eng.get_list(log_name)) == 55, 30, lambda: f"55 records in the log, got {list(eng.get_list(log_name))[50:]}")
+        wait_for(lambda: len(eng.get_list(log_name)) == 55, 30,
+                 lambda: f"55 records in the log, got {list(eng.get_list(log_name))[50:]}")
         log = list(eng.get_list(log_name))
     assert sorted(r[1] for r in log if r[0] == "SYNC") == list(range(1, 51))
     changes = sorted((r for r in log if r[0] != "SYNC"), key=lambda r: (r[2], r[3]))
