@@ -29,8 +29,8 @@ from typing import Any
 
 from dag.errors import DagError
 
-__all__ = ["DatabaseError", "describe_server", "scrub", "is_connection_lost", "connect_with_retry",
-           "close_quietly"]
+__all__ = ["DatabaseError", "RECONNECT_TIMEOUT_S", "describe_server", "scrub", "is_connection_lost", "failure",
+           "connect_with_retry", "close_quietly"]
 
 RECONNECT_TIMEOUT_S = 30.0
 """How long a connector keeps reconnecting (with a growing pause) before it fails the job."""
