@@ -310,3 +310,48 @@ def test_bad_input_when_job_runs_then_fails_within_seconds_naming_vertex_server_
     vertex = "jdbcSource" if side == "source" else "jdbcSink"
     assert vertex in text and "127.0.0.1:" in text and message in text, text
     assert "s3cret-pw" not in text and "not-the-password" not in text
+
+
+def test_exactly_once_sink_when_crash_between_prepare_and_finish_then_restore_commits_it_and_rolls_back_later_ones(
+        postgres):
+    """Engine-free, deterministic: the restored snapshot's prepared transaction is committed; one prepared after
+    that snapshot (its items are replayed) is rolled back; a processor never reuses a transaction id."""
+    from connectors.jdbc_two_phase import TwoPhaseJdbcSinkP, xid_prefix
+    from processors import Context
+
+    table, prefix = _table(postgres), xid_prefix("test", 7)
+    query = f"insert into {table} values (%s, %s)"
+
+    class SnapshotOutbox:
+        def __init__(self):
+            self.entries = []
+
+        def offer_to_snapshot(self, key, value):
+            self.entries.append((key, value))
+            return True
+
+    def sink(outbox):
+        proc = TwoPhaseJdbcSinkP(query, postgres.connection_fn(), lambda i: (i, f"n{i}"), 50, prefix)
+        proc.init(outbox, Context(vertex_name="jdbcSink", processing_guarantee=EXACTLY_ONCE))
+        return proc
+
+    snap1 = SnapshotOutbox()
+    first = sink(snap1)
+    first.process(0, Inbox(range(0, 10)))
+    first.snapshot_commit_prepare()  # snapshot 1 covers 0..9; its phase 2 never comes (a crash)
+    first.process(0, Inbox(range(10, 20)))
+    first.snapshot_commit_prepare()  # snapshot 2 (never completes) covers 10..19
+    first.process(0, Inbox(range(20, 25)))  # open, never prepared
+    first.close()
+    assert len(postgres.query("select gid from pg_prepared_xacts")) == 2
+
+    second = sink(SnapshotOutbox())
+    second.restore_from_snapshot(Inbox([(k, v) for k, v in snap1.entries[:1]]))  # snapshot 1's entries
+    assert second.finish_snapshot_restore() is True
+    assert _content(postgres, table) == [(i, f"n{i}") for i in range(10)]  # committed; 10..19 rolled back
+    assert postgres.query("select gid from pg_prepared_xacts") == []
+    assert second._seq == 2  # noqa: SLF001 - after the rolled back transaction 1, never reused
+    second.process(0, Inbox(range(10, 25)))  # the replay
+    assert second.complete() is True
+    second.close()
+    assert _content(postgres, table) == [(i, f"n{i}") for i in range(25)]
