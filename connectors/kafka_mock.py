@@ -43,6 +43,7 @@ def _librdkafka() -> ctypes.CDLL:
     void_p, char_p, c_int = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int
     signatures = {
         "rd_kafka_conf_new": ([], void_p),
+        "rd_kafka_conf_set": ([void_p, char_p, char_p, char_p, ctypes.c_size_t], c_int),
         "rd_kafka_new": ([c_int, void_p, char_p, ctypes.c_size_t], void_p),
         "rd_kafka_destroy": ([void_p], None),
         "rd_kafka_mock_cluster_new": ([void_p, c_int], void_p),
@@ -67,7 +68,10 @@ class MockCluster:
             raise ValueError(f"MockCluster: brokers must be an int >= 1, got {brokers!r}")
         self._lib = _librdkafka()
         error = ctypes.create_string_buffer(512)
-        self._handle = self._lib.rd_kafka_new(_PRODUCER, self._lib.rd_kafka_conf_new(), error, len(error))
+        conf = self._lib.rd_kafka_conf_new()
+        # the owner has no bootstrap.servers of its own: keep librdkafka from logging a warning about it
+        self._lib.rd_kafka_conf_set(conf, b"log_level", b"3", error, len(error))
+        self._handle = self._lib.rd_kafka_new(_PRODUCER, conf, error, len(error))
         if not self._handle:
             raise RuntimeError(f"MockCluster: librdkafka refused a client: {error.value.decode()}")
         self._cluster = self._lib.rd_kafka_mock_cluster_new(self._handle, brokers)
