@@ -106,7 +106,8 @@ class WriteKafkaP(Processor):
         self._owner = f"vertex '{context.vertex_name}' (write_kafka_p, processor {context.global_processor_index})"
         guarantee = getattr(context.processing_guarantee, "value", context.processing_guarantee)
         self._transactional = self._exactly_once and guarantee == "EXACTLY_ONCE"
-        settings = dict(self._properties)
+        # delivery reports of failed records only: no Python call per acknowledged record
+        settings = {**self._properties, "delivery.report.only.error": True, "on_delivery": self._on_delivery}
         if self._transactional:
             settings["transactional.id"] = (f"jetspark-{context.job_id}-{context.vertex_name}-"
                                             f"{context.global_processor_index}")
@@ -125,20 +126,29 @@ class WriteKafkaP(Processor):
         if self._transactional and not self._in_transaction and len(inbox):
             self._call("begin_transaction", self._producer.begin_transaction)
             self._in_transaction = True
-        produce, poll, on_delivery = self._producer.produce, self._producer.poll, self._on_delivery
-        for item in inbox.take_all():
-            topic, key, value = self._to_record(item)
-            key, value = self._encoded(key, item, "key"), self._encoded(value, item, "value")
+        try:
+            self._produce_all(inbox.take_all())
+        except confluent().KafkaException as exc:
+            raise DagError(f"{self._owner}: Kafka refused a record: {exc.args[0].str()}") from None
+
+    def _produce_all(self, items: list) -> None:
+        produce, poll, to_record = self._producer.produce, self._producer.poll, self._to_record
+        for item in items:
+            topic, key, value = to_record(item)
+            if key is not None and key.__class__ is not bytes:
+                key = self._encoded(key, item, "key")
+            if value is not None and value.__class__ is not bytes:
+                value = self._encoded(value, item, "value")
             while True:
                 try:
-                    produce(topic, value, key, on_delivery=on_delivery)
+                    produce(topic, value, key)
                     break
                 except BufferError:  # the producer's queue is full: let it send
                     poll(0.05)
         poll(0)
 
-    def _encoded(self, value: Any, item: Any, part: str) -> bytes | None:
-        if value is None or isinstance(value, bytes):
+    def _encoded(self, value: Any, item: Any, part: str) -> bytes:
+        if isinstance(value, bytes):
             return value
         if isinstance(value, str):
             return value.encode("utf-8")

@@ -187,21 +187,19 @@ class StreamKafkaP(PendingItemsSource):
         projection, mapper, offsets = self._projection, self._mapper, self._offsets
         native = mapper is not None and self._params.timestamp_fn is None
         for message in messages:
-            error = message.error()
-            if error is not None:
-                self._on_error(error)
+            if message.error() is not None:
+                self._on_error(message.error())
                 continue
-            tp = (message.topic(), message.partition())
             if self._guaranteed:
-                offsets[tp] = message.offset() + 1
+                offsets[message.topic(), message.partition()] = message.offset() + 1
             item = projection(message)
             if item is None:
                 continue
             if mapper is None:
                 out.append(item)
             else:
-                timestamp = message.timestamp()[1] if native else None
-                out += mapper.handle_event(item, self._index_of[tp], timestamp)
+                index = self._index_of[message.topic(), message.partition()]
+                out += mapper.handle_event(item, index, message.timestamp()[1] if native else None)
         if mapper is not None and not messages:
             out = mapper.handle_no_event()
         return out

@@ -122,3 +122,13 @@ def test_pipeline_names_and_builder_validation():
         KafkaSinks.kafka_builder(props).build()
     with pytest.raises(DagValidationError, match="bootstrap.servers"):
         KafkaSinks.kafka({}, "out")
+
+
+def test_sink_when_kafka_refuses_a_record_then_error_names_vertex_and_reason(mock_cluster):
+    name = topic(mock_cluster, 1)
+    procs = start(write_kafka_p({**_props(mock_cluster), "message.max.bytes": 1000}, name), vertex="kafkaSink(big)")
+    try:
+        with pytest.raises(DagError, match=r"kafkaSink\(big\).*refused a record.*(?i:too large)"):
+            procs[0][0].process(0, Inbox([(None, b"x" * 5000)]))
+    finally:
+        procs[0][0].close()
