@@ -30,6 +30,7 @@ transaction and its records are lost.
 from __future__ import annotations
 
 import functools
+import logging
 import operator
 from typing import Any, Callable
 
@@ -42,6 +43,7 @@ __all__ = ["write_kafka_p", "WriteKafkaP", "FLUSH_TIMEOUT_S"]
 FLUSH_TIMEOUT_S = 60.0
 """How long a flush or a transaction commit may take before the job fails."""
 
+_log = logging.getLogger("jetspark.kafka")
 _first = operator.itemgetter(0)
 _second = operator.itemgetter(1)
 
@@ -207,7 +209,13 @@ class WriteKafkaP(Processor):
         return True
 
     def close(self) -> None:
-        if self._producer is not None:
-            if not self._transactional:
-                self._producer.flush(1)
-            self._producer = None
+        producer, self._producer = self._producer, None
+        if producer is None:
+            return
+        if not self._transactional:
+            producer.flush(1)
+        elif self._in_transaction and not self._prepared:  # records after the last snapshot: replayed later
+            try:
+                producer.abort_transaction(5)
+            except confluent().KafkaException as exc:  # the next execution's producer fences it anyway
+                _log.info("write_kafka_p: abort on close failed: %s", exc.args[0].str())

@@ -159,9 +159,10 @@ class StreamKafkaP(PendingItemsSource):
             self._index_of[(topic, p)] = len(self._index_of)
         if self._mapper is not None:
             self._mapper.add_partitions(len(new))
-            for (topic, p), (_offset, wm) in ((tp, self._restored[tp]) for tp in new if tp in (self._restored or {})):
+            for tp in new:
+                wm = (self._restored or {}).get(tp, (None, None))[1]
                 if wm is not None:
-                    self._mapper.restore_watermark(self._index_of[(topic, p)], wm)
+                    self._mapper.restore_watermark(self._index_of[tp], wm)
         self._consumer.incremental_assign(assignments)
         if self._guaranteed:
             self._offsets.update((tp, a.offset) for tp, a in zip(new, assignments))
