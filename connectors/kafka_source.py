@@ -5,7 +5,9 @@ topic belongs to the processor whose global index is ``(p + t) % total_paralleli
 by exactly one processor of the job, on whatever member it runs, and the first partitions of several topics land
 on different processors. The processor *assigns* its partitions to its own consumer (no group rebalancing,
 as Jet) and asks the cluster for the topics' partition counts every :data:`METADATA_INTERVAL_S` seconds:
-partitions added while the job runs are assigned to their owners and read from their beginning.
+partitions added while the job runs are assigned to their owners and read from their beginning. Cluster
+metadata that does not come within ``METADATA_TIMEOUT_S`` fails the job the first time (servers that never
+answer) and is only logged later (the consumer itself rides out broker restarts).
 
 **Items.** ``(key, value)`` of the raw bytes (``None`` for a missing key), or ``projection_fn(message)`` of
 confluent's ``Message`` (``None`` drops it).
@@ -146,7 +148,13 @@ class StreamKafkaP(PendingItemsSource):
     def _assign_new_partitions(self) -> None:
         """Assign the owned partitions not assigned yet: all of them at the first call, later the added ones."""
         first = not self._counts
-        counts = fetch_partitions(self._consumer, self._topics, self._owner, self._properties)
+        try:
+            counts = fetch_partitions(self._consumer, self._topics, self._owner, self._properties)
+        except DagError as exc:
+            if first:  # servers that never answered: the job fails, naming them
+                raise
+            self._context.logger.warning("stream_kafka_p: %s; looking again in %g s", exc, METADATA_INTERVAL_S)
+            return
         new = [(topic, p) for t, topic in enumerate(self._topics)
                for p in range(self._counts.get(topic, 0), counts[topic])
                if owner_of_partition(t, p, self._total) == self._index]

@@ -109,7 +109,7 @@ def _native_params(idle_ms):
 def test_watermarks_when_native_timestamps_then_min_over_partitions_and_idle_partition_released(mock_cluster):
     name = topic(mock_cluster, 2)
     procs = start(stream_kafka_p(_props(mock_cluster), name, projection_fn=lambda m: m.value(),
-                                 event_time_params=_native_params(1500)))
+                                 event_time_params=_native_params(3000)))
     try:
         produce(mock_cluster, name, [(None, b"a", 1000), (None, b"b", 5000)], lambda i: i)
         got = _poll_all(procs, lambda got: b"a" in got[0] and b"b" in got[0])[0]
