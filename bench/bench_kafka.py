@@ -1,6 +1,6 @@
 """Throughput of Kafka source -> map -> Kafka sink: a jetspark stream job against a plain confluent-kafka loop.
 
-Both read ``--records`` records (``--size`` bytes each) from a topic of 4 partitions, upper-case each value and
+Both read ``--records`` records (``--size`` bytes each) from a topic of 8 partitions, upper-case each value and
 write it to a second topic, on librdkafka's mock cluster in this process (``connectors.kafka_mock``; no broker
 can be installed here, so both sides pay the same mock brokers).
 
@@ -34,7 +34,7 @@ from dag import DAG, Engine, EngineConfig, ExecutionMode, JobConfig  # noqa: E40
 from edges import between  # noqa: E402
 from processors import map_p  # noqa: E402
 
-PARTITIONS = 4
+PARTITIONS = 8
 
 
 def upper(entry: tuple) -> tuple:
@@ -56,7 +56,15 @@ def fill(cluster: MockCluster, records: int, size: int) -> str:
                 break
             except BufferError:
                 producer.poll(0.05)
-    producer.flush(120)
+    if producer.flush(120):
+        raise RuntimeError("the mock cluster did not take every input record within 120 s")
+    check = OutputCounter(cluster, name)
+    try:
+        if check.lowest() > 0:  # the mock keeps about 5 MB per partition and drops older records
+            raise RuntimeError(f"the mock cluster dropped the oldest input records: use fewer --records or a "
+                               f"smaller --size (at most ~5 MB per partition, {PARTITIONS} partitions)")
+    finally:
+        check.close()
     return name
 
 
@@ -71,6 +79,10 @@ class OutputCounter:
 
     def __call__(self) -> int:
         return sum(self._consumer.get_watermark_offsets(tp, timeout=10, cached=False)[1] for tp in self._partitions)
+
+    def lowest(self) -> int:
+        """The highest start offset of the partitions (0: none dropped a record)."""
+        return max(self._consumer.get_watermark_offsets(tp, timeout=10, cached=False)[0] for tp in self._partitions)
 
     def close(self) -> None:
         self._consumer.close()

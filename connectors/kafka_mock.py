@@ -15,6 +15,7 @@ What the mock does NOT do (librdkafka 2.16, checked by hand): it accepts the tra
 (``init_transactions``, ``commit_transaction``, ...) but gives ``read_committed`` consumers the records of open
 and aborted transactions too, and does not fence an older producer of the same ``transactional.id``. A topic
 cannot grow: :meth:`MockCluster.recreate_topic` replaces it (its records are lost) by one with more partitions.
+A partition keeps about 5 MB of records: older ones are dropped, as by a broker's retention.
 
 >>> with MockCluster(brokers=2) as cluster:                      # doctest: +SKIP
 ...     cluster.create_topic("lines", partitions=4)
