@@ -77,8 +77,8 @@ def test_exactly_once_sink_when_prepared_then_waits_for_finish_and_commits(mock_
         assert p.complete()  # input over: the open transaction is committed
     finally:
         p.close()
-    assert sorted(v for _, _, v, _ in read_topic(mock_cluster, name, 3, properties={"isolation.level": "read_committed"})) == [
-        b"('a', 1)", b"('b', 2)", b"('c', 3)"]
+    records = read_topic(mock_cluster, name, 3, properties={"isolation.level": "read_committed"})
+    assert sorted(v for _, _, v, _ in records) == [b"('a', 1)", b"('b', 2)", b"('c', 3)"]
 
 
 def test_exactly_once_sink_when_restarted_then_same_transactional_id_takes_over(mock_cluster):
