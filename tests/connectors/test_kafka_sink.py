@@ -1,0 +1,134 @@
+"""write_kafka_p and KafkaSinks engine-free against librdkafka's mock cluster: records, encoding errors,
+flush at snapshots, the transactional life cycle, unreachable servers; the Pipeline API's names."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+
+import connectors.kafka_client as kafka_client
+from connectors.kafka import KafkaSinks, KafkaSources, write_kafka_p
+from dag import DagError, DagValidationError, ProcessingGuarantee
+from processors import Inbox
+from tests.connectors.kafka_support import mock_cluster, read_topic, start, topic  # noqa: F401 - fixture
+
+EXACTLY_ONCE = ProcessingGuarantee.EXACTLY_ONCE
+
+
+def _props(cluster):
+    return {"bootstrap.servers": cluster.bootstrap_servers}
+
+
+def test_sink_when_items_then_each_a_record_with_str_encoded_and_none_key(mock_cluster):
+    name = topic(mock_cluster, 2)
+    procs = start(write_kafka_p(_props(mock_cluster), name), vertex="kafkaSink")
+    p, _ = procs[0]
+    p.process(0, Inbox([("k", "v1"), (None, b"v2"), (b"k3", None)]))
+    assert p.complete()
+    p.close()
+    records = read_topic(mock_cluster, name, 3)
+    assert sorted(((k, v) for _, k, v, _ in records), key=repr) == sorted(
+        [(b"k", b"v1"), (None, b"v2"), (b"k3", None)], key=repr)
+
+
+def test_sink_when_snapshot_prepared_then_records_already_delivered(mock_cluster):
+    name = topic(mock_cluster, 1)
+    procs = start(write_kafka_p(_props(mock_cluster), name, extract_key_fn=lambda x: None,
+                                extract_value_fn=lambda x: str(x)), guarantee=ProcessingGuarantee.AT_LEAST_ONCE)
+    p, _ = procs[0]
+    p.process(0, Inbox(range(100)))
+    assert p.snapshot_commit_prepare()
+    assert p.snapshot_commit_finish(True)
+    records = read_topic(mock_cluster, name, 100, timeout=5)  # flushed: there at once
+    p.close()
+    assert [int(v) for _, _, v, _ in records] == list(range(100))
+
+
+def test_sink_when_value_cannot_be_encoded_then_error_names_type_and_vertex(mock_cluster):
+    name = topic(mock_cluster, 1)
+    procs = start(write_kafka_p(_props(mock_cluster), name), vertex="kafkaSink(counts)")
+    try:
+        with pytest.raises(DagError) as raised:
+            procs[0][0].process(0, Inbox([("word", 3)]))
+    finally:
+        procs[0][0].close()
+    message = str(raised.value)
+    assert "kafkaSink(counts)" in message and "type int" in message and "tuple" in message
+    assert "extract_value_fn" in message
+
+
+def test_exactly_once_sink_when_prepared_then_waits_for_finish_and_commits(mock_cluster):
+    name = topic(mock_cluster, 1)
+    supplier = write_kafka_p(_props(mock_cluster), name, extract_value_fn=str, exactly_once=True)
+    procs = start(supplier, guarantee=EXACTLY_ONCE, vertex="kafkaSink(eo)")
+    p, _ = procs[0]
+    try:
+        p.process(0, Inbox([("a", 1), ("b", 2)]))
+        assert p.snapshot_commit_prepare()
+        held = Inbox([("c", 3)])
+        p.process(0, held)  # the open transaction waits for phase 2: nothing taken
+        assert len(held) == 1 and p.complete() is False
+        assert p.snapshot_commit_finish(True)
+        p.process(0, held)
+        assert len(held) == 0
+        assert p.snapshot_commit_prepare() and p.snapshot_commit_finish(False)  # failed: stays open
+        assert p.complete()  # input over: the open transaction is committed
+    finally:
+        p.close()
+    records = read_topic(mock_cluster, name, 3, properties={"isolation.level": "read_committed"})
+    assert sorted(v for _, _, v, _ in records) == [b"('a', 1)", b"('b', 2)", b"('c', 3)"]
+
+
+def test_exactly_once_sink_when_restarted_then_same_transactional_id_takes_over(mock_cluster):
+    name = topic(mock_cluster, 1)
+    supplier = write_kafka_p(_props(mock_cluster), name, extract_value_fn=str, exactly_once=True)
+    before = start(supplier, guarantee=EXACTLY_ONCE)[0][0]
+    before.process(0, Inbox([("lost", 0)]))  # an open transaction when the execution dies
+    after = start(supplier, guarantee=EXACTLY_ONCE)[0][0]  # init_transactions with the same id
+    try:
+        after.process(0, Inbox([("kept", 1)]))
+        assert after.snapshot_commit_prepare() and after.snapshot_commit_finish(True)
+    finally:
+        before.close()
+        after.close()
+    assert b"('kept', 1)" in [v for _, _, v, _ in read_topic(mock_cluster, name, 1)]
+
+
+def test_bootstrap_servers_when_they_never_answer_then_sink_fails_naming_them_within_bound(monkeypatch):
+    monkeypatch.setattr(kafka_client, "METADATA_TIMEOUT_S", 2.0)
+    silent = socket.create_server(("127.0.0.1", 0))
+    servers = f"127.0.0.1:{silent.getsockname()[1]}"
+    started = time.monotonic()
+    try:
+        with pytest.raises(DagError) as raised:
+            start(write_kafka_p({"bootstrap.servers": servers, "sasl.password": "s3cret"}, "out"),
+                  vertex="kafkaSink(out)")
+    finally:
+        silent.close()
+    assert time.monotonic() - started < 10
+    message = str(raised.value)
+    assert servers in message and "kafkaSink(out)" in message and "s3cret" not in message
+
+
+def test_pipeline_names_and_builder_validation():
+    props = {"bootstrap.servers": "b:9092"}
+    assert KafkaSources.kafka(props, "a", "b").name == "kafkaSource(a,b)"
+    assert KafkaSinks.kafka(props, "out").name == "kafkaSink(out)"
+    builder = KafkaSinks.kafka_builder(props).to_record_fn(lambda x: ("t", None, x))
+    assert builder.build().name == "kafkaSink"
+    with pytest.raises(DagValidationError, match="topic"):
+        KafkaSinks.kafka_builder(props).build()
+    with pytest.raises(DagValidationError, match="bootstrap.servers"):
+        KafkaSinks.kafka({}, "out")
+
+
+def test_sink_when_kafka_refuses_a_record_then_error_names_vertex_and_reason(mock_cluster):
+    name = topic(mock_cluster, 1)
+    procs = start(write_kafka_p({**_props(mock_cluster), "message.max.bytes": 1000}, name), vertex="kafkaSink(big)")
+    try:
+        with pytest.raises(DagError, match=r"kafkaSink\(big\).*refused a record.*(?i:too large)"):
+            procs[0][0].process(0, Inbox([(None, b"x" * 5000)]))
+    finally:
+        procs[0][0].close()
