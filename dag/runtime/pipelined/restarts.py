@@ -112,7 +112,8 @@ class SnapshotRun(Suspension):
         self.engine, self.layout = engine, layout
         self.aligned = config.processing_guarantee is ProcessingGuarantee.EXACTLY_ONCE
         self.root, self.temporary = resolve_snapshot_dir(engine.config.snapshot_dir, local=engine._local)  # noqa: SLF001
-        self.store = SnapshotStore(self.root, f"{job.name}-{job.id}", secret=run.channel.ref.secret)
+        self.job_key = f"{job.name}-{job.id}"  # the store quotes it into a directory name (tasks too, from this key)
+        self.store = SnapshotStore(self.root, self.job_key, secret=run.channel.ref.secret)
         self.ledger = SinkLedger(self._publish) if self.aligned else None
         processors = {name: v.total_parallelism for name, v in layout.vertices.items()}
         self.coordinator = SnapshotCoordinator(self.store, processors, interval_ms=config.snapshot_interval_ms,
@@ -316,7 +317,7 @@ class SnapshotRun(Suspension):
                 del self.finish_log[:-64]  # the tasks see the last 32 (status reply); a long job keeps no more
 
     def _spec(self, restore_id: int | None) -> SnapshotSpec:
-        spec = SnapshotSpec(aligned=self.aligned, directory=self.root, job_key=self.store.job_dir.name,
+        spec = SnapshotSpec(aligned=self.aligned, directory=self.root, job_key=self.job_key,
                             restore_id=restore_id)
         if restore_id is None:
             return spec

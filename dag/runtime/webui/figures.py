@@ -6,9 +6,9 @@ status and times, its snapshot statistics and restarts, its processors' last for
 staged (batch) job, the progress of its Spark stages.
 
 - **Rates.** Each look adds a sample (time, counts) to a short history, at most one per
-  :data:`SAMPLE_SECONDS`; a rate is the difference between the newest sample and the oldest one of the last
-  :data:`RATE_WINDOW` seconds, so several browsers and a scraper looking at once all see the same rates and
-  none of them resets another's. A finished job's rates are averages over its whole run (submission to end),
+  :data:`SAMPLE_SECONDS`, and drops samples once a newer one is :data:`RATE_WINDOW` seconds old; a rate is the
+  difference between the newest and the oldest sample kept, over the time between them (the page shows it), so
+  several browsers and a scraper looking at once all see the same rates and none of them resets another's. A finished job's rates are averages over its whole run (submission to end),
   and its counts are final: a browser polling it gets its final figures, not an error.
 - **Watermark lag** of a vertex: wall clock minus the lowest ``lastForwardedWm`` of its processors, when that
   watermark reads as epoch milliseconds (within :data:`PLAUSIBLE_EPOCH_MS` of now); otherwise only the
