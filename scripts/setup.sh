@@ -37,3 +37,15 @@ if ! command -v dot >/dev/null 2>&1; then
         echo "warning: cannot install graphviz automatically; install the 'graphviz' package to render pictures." >&2
     fi
 fi
+
+# headless Chromium and its driver: tests/runtime/webui opens the engine's web page in a real browser
+if ! command -v chromium >/dev/null 2>&1; then
+    echo "Installing chromium (for the web UI's browser test)..." >&2
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    if command -v apt-get >/dev/null 2>&1; then
+        $SUDO apt-get update -qq >/dev/null && $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
+    else
+        echo "warning: cannot install chromium automatically; install the 'chromium' package for the web UI test." >&2
+    fi
+fi
