@@ -31,8 +31,6 @@ __all__ = ["JobsCollector", "exposition", "CONTENT_TYPE"]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
-_STATUSES = ("NOT_RUNNING", "STARTING", "RUNNING", "SUSPENDED", "COMPLETING", "FAILED", "COMPLETED")
-
 
 class JobsCollector:
     """Collects the figures of ``looks()`` (the newest look of every job name) at each scrape."""
@@ -42,6 +40,8 @@ class JobsCollector:
 
     def collect(self) -> Iterator[Any]:
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+        from dag.runtime.job import JobStatus
 
         emitted = CounterMetricFamily("jetspark_items_emitted", "Items the vertex's processors emitted",
                                       labels=["job", "vertex"])
@@ -65,8 +65,8 @@ class JobsCollector:
                                      labels=["job", "vertex"])
         for look in self._looks():
             job = look["name"]
-            for s in _STATUSES:
-                status.add_metric([job, s], 1.0 if look["status"] == s else 0.0)
+            for s in JobStatus:
+                status.add_metric([job, s.value], 1.0 if look["status"] == s.value else 0.0)
             restarts.add_metric([job], look["restarts"])
             if look["snapshot"] is not None:
                 snapshot.add_metric([job], look["snapshot"]["id"])
