@@ -15,7 +15,9 @@ master is local. Exit status: 0 on success, 1 when the DAG, the target or the jo
 line, 130 when interrupted. Errors are one paragraph on standard error; ``--traceback`` adds Python's traceback.
 
 A stream job (a DAG with a stream source) runs until Ctrl-C or ``--seconds N``, printing its live results and a
-status line (:mod:`jetspark_cli.streaming`); ``explain`` shows its pipelined plan (tasks, links).
+status line (:mod:`jetspark_cli.streaming`); ``explain`` shows its pipelined plan (tasks, links). ``run --ui``
+serves the live web page of the job and Prometheus' ``/metrics`` (``dag/runtime/webui``) while it runs and prints
+the page's address (with its access token) on standard error.
 """
 
 from __future__ import annotations

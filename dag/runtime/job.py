@@ -28,9 +28,9 @@ if TYPE_CHECKING:
 __all__ = ["Job", "JobStatus", "await_tasks_gone"]
 
 TASKS_GONE_TIMEOUT = 60.0
+"""Seconds a failed or cancelled job waits for Spark to report its killed tasks ended (then it logs them)."""
 LOG_TAIL = 200
 """How many of its processors' latest forwarded log records a job keeps (``recent_logs()``, the web page)."""
-"""Seconds a failed or cancelled job waits for Spark to report its killed tasks ended (then it logs them)."""
 _log = logging.getLogger("jetspark.runtime")
 
 

@@ -65,11 +65,34 @@ async function pollIndex() {
   return true;
 }
 
-async function drawDag(jobId) {
-  const text = await get("/api/jobs/" + jobId + "/dag.svg", "text");
-  const svg = new DOMParser().parseFromString(text, "image/svg+xml").documentElement;
-  const box = document.getElementById("dag");
-  box.replaceChildren(document.importNode(svg, true));
+// The DAG's picture is fetched once and its edge labels are then updated in place (graphviz runs again only
+// when a label grew longer than the one it laid out, so the picture's layout keeps room for the text).
+let drawnLengths = null;
+const LABEL_SLACK = 3;  // characters a label may outgrow its laid-out room by before the picture is redrawn
+
+function countLabel(items, rate) {
+  return items.toLocaleString("en-US") + " items" +
+      (rate == null ? "" : ", " + Math.round(rate).toLocaleString("en-US") + "/s");
+}
+
+function edgeLabels() {
+  return Array.from(document.querySelectorAll("#dag svg g.edge"),
+      g => Array.from(g.querySelectorAll("text")).find(t => / items/.test(t.textContent)));
+}
+
+async function drawDag(jobId, look) {
+  const labels = look.edges.map(e => countLabel(e.items, e.rate));
+  let texts = edgeLabels();
+  const stale = drawnLengths == null || texts.length !== labels.length || texts.some(t => t == null) ||
+      labels.some((label, i) => label.length > drawnLengths[i] + LABEL_SLACK);
+  if (stale) {
+    const text = await get("/api/jobs/" + jobId + "/dag.svg", "text");
+    const svg = new DOMParser().parseFromString(text, "image/svg+xml").documentElement;
+    document.getElementById("dag").replaceChildren(document.importNode(svg, true));
+    texts = edgeLabels();
+    drawnLengths = texts.map(t => (t ? t.textContent.length : 0));
+  }
+  texts.forEach((t, i) => { if (t) t.textContent = labels[i]; });
 }
 
 async function pollJob() {
@@ -99,7 +122,7 @@ async function pollJob() {
     r.from_snapshot == null ? "from scratch" : "snapshot " + r.from_snapshot]));
   fill("stages", look.stages.map(st => [st.stage, st.completed, st.active, st.tasks]));
   fill("logs", look.logs.map(r => [when(r.time), r.logger, r.level, r.message]));
-  await drawDag(jobId);
+  await drawDag(jobId, look);
   updated(look.terminal ? " (final figures: the job ended)" : "");
   return !look.terminal;
 }

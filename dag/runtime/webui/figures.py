@@ -68,16 +68,11 @@ class JobWatch:
         self._svg: tuple[float, bool, str] | None = None  # (when, of the finished job, svg)
 
     # ------------------------------------------------------------------ counts and rates
-    def _counts(self, metrics: Any) -> tuple[dict[str, tuple[int, int]], list[int]]:
-        dag = self.job.dag
-        vertices = {v.name: (metrics.total(v.name, RECEIVED), metrics.total(v.name, EMITTED)) for v in dag
-                    if v.name in metrics}
-        return vertices, [n for _, n in edge_counts(dag, metrics)]
-
-    def _rates(self, now: float, vertices: dict, edges: list[int]) -> tuple[dict[str, tuple], list, float | None]:
+    def _rates(self, now: float, terminal: bool, vertices: dict, edges: list[int]
+               ) -> tuple[dict[str, tuple], list, float | None]:
         """Per vertex (received/s, emitted/s), per edge items/s and the window they cover (None: no rate yet)."""
         job = self.job
-        if job.status.is_terminal:
+        if terminal:
             seconds = max((job.completion_time or now) - job.submission_time, 1e-3)
             return ({v: (r / seconds, e / seconds) for v, (r, e) in vertices.items()},
                     [n / seconds for n in edges], seconds)
@@ -100,9 +95,12 @@ class JobWatch:
     def look(self) -> dict[str, Any]:
         """Everything the page shows of the job, as plain JSON data (see the module docstring)."""
         job, now = self.job, time.time()
+        terminal = job.status.is_terminal  # before the metrics: a job that had ended has its final counts
         metrics = job.metrics()
-        vertices, edges = self._counts(metrics)
-        rates, edge_rates, span = self._rates(now, vertices, edges)
+        vertices = {v.name: (metrics.total(v.name, RECEIVED), metrics.total(v.name, EMITTED)) for v in job.dag
+                    if v.name in metrics}
+        edges = edge_counts(job.dag, metrics)
+        rates, edge_rates, span = self._rates(now, terminal, vertices, [n for _, n in edges])
         plan = job.plan
         out_vertices = []
         for v in job.dag:
@@ -120,14 +118,11 @@ class JobWatch:
                 "watermark_lag": watermark_lag(watermark, now)})
         out_edges = [{"source": e.source_name, "dest": e.dest_name, "source_ordinal": e.source_ordinal,
                       "dest_ordinal": e.dest_ordinal, "items": n, "rate": edge_rates[i]}
-                     for i, (e, n) in enumerate(zip(_edges(job.dag), edges))]
+                     for i, (e, n) in enumerate(edges)]
         stats = metrics.snapshot_stats
         return {
-            "id": job.id, "name": job.name, "status": job.status.value, "terminal": job.status.is_terminal,
-            "submitted": job.submission_time, "completed": job.completion_time,
-            "guarantee": job.config.processing_guarantee.value,
-            "mode": "PIPELINED" if plan.pipelined is not None else "STAGED",
-            "rates_over": span, "rates_kind": "average over the run" if job.status.is_terminal else "live",
+            **self.summary(), "terminal": terminal,
+            "rates_over": span, "rates_kind": "average over the run" if terminal else "live",
             "vertices": out_vertices, "edges": out_edges,
             "snapshot": None if stats is None else {"id": stats.id, "size_bytes": stats.size_bytes,
                                                     "duration_seconds": stats.duration_seconds,
@@ -181,10 +176,6 @@ class JobWatch:
         picture = to_svg(self.dot())
         self._svg = (now, final, picture)
         return picture
-
-
-def _edges(dag: Any) -> list[Any]:
-    return [edge for v in dag for edge in dag.get_outbound_edges(v.name)]
 
 
 def _error(job: Any) -> dict[str, Any] | None:

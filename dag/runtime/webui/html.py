@@ -3,7 +3,9 @@
 The pages are shells: the server writes the page's frame (the title, empty tables, the token the script
 sends back as ``Authorization: Bearer``) and ``app.js`` fills the tables from the JSON endpoints with
 ``textContent`` (never as markup), once a second while the job runs. The only markup inserted is the DAG's
-SVG, which graphviz wrote (it escapes the names it draws). A job name appears in the server-written frame only
+SVG, which graphviz wrote (it escapes the names it draws); the script fetches it once and then rewrites its
+edge labels in place, fetching it again only when a label outgrew the room graphviz laid out for it (so an
+open page costs one JSON look a second, not a graphviz run). A job name appears in the server-written frame only
 through :func:`html.escape`. :func:`job_table` is ``Job._repr_html_``: the job's status and its vertices'
 counts as a static table.
 

@@ -109,10 +109,16 @@ def test_page_in_headless_chromium_when_job_runs_then_dag_drawn_and_edge_count_g
         assert any(t.startswith("sliding window") for t in drawn())  # windowing vertices show their policy
         assert any(" items, " in t and t.endswith("/s") for t in drawn())  # edges show counts and rates
         first_edge = "document.querySelector('#edges tbody tr td:nth-child(3)')?.textContent"
-        before = _number(browser.evaluate(first_edge))
-        assert before > 0
-        wait_for(lambda: _number(browser.evaluate(first_edge)) > before, 30,
-                 "the first edge's count to grow on the page without a reload")
+        first_label = ("Array.from(document.querySelectorAll('#dag svg g.edge')[0].querySelectorAll('text'))"
+                       ".find(t => / items/.test(t.textContent))?.textContent")
+        in_table, in_picture = _number(browser.evaluate(first_edge)), _number(browser.evaluate(first_label))
+        assert in_table > 0 and in_picture > 0
+        browser.evaluate("window.notReloaded = true")
+        wait_for(lambda: _number(browser.evaluate(first_edge)) > in_table, 30,
+                 "the first edge's count to grow in the table")
+        wait_for(lambda: _number(browser.evaluate(first_label)) > in_picture, 30,
+                 "the first edge's count to grow in the picture")
+        assert browser.evaluate("window.notReloaded") is True  # the page refreshed itself without reloading
         assert browser.evaluate("document.getElementById('name').textContent") == NAME
         assert browser.evaluate("document.querySelectorAll('#name b, #summary b').length") == 0
         assert browser.evaluate("document.title") == f"jetspark job {NAME}"
