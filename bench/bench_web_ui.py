@@ -4,10 +4,16 @@ the same job unwatched (target: within 3%).
 One engine with the page on (``EngineConfig(web_ui_port=0)``), ``local[2]`` unless ``--master`` says otherwise.
 The job is bench_streaming's source -> map -> distributed partitioned keyed count over ``--items`` items; its
 rate is items / (job wall time - the wall time of the same job with no items), medians of ``--repeat`` runs.
-Watched and unwatched runs alternate (so a change of the machine's load hits both). "Watched" means a thread
+Watched and unwatched runs alternate, in the order ABBA... (so neither is always the run after the other, and a
+change of the machine's load hits both). "Watched" means a thread
 doing what an open job page does (``GET /api/jobs/<id>/dag.svg`` once, which runs graphviz, then ``GET
 /api/jobs/<id>`` every second; ``app.js`` rewrites the picture's labels itself) plus a Prometheus scrape
 (``GET /metrics``) every second, all with the token, on the running job.
+
+On a busy machine the throughput of single runs varies far more than 3%, so the bench also reports what the
+watching costs whatever the load: the CPU time of the driver process (where the page is served; the tasks run
+in Spark's Python workers) and of its graphviz runs per second of job, watched and unwatched; their difference
+over the machine's cores is the share of the machine that serving the page and the scrapes took.
 
 Run: ``.venv/bin/python bench/bench_web_ui.py [--items N] [--repeat R] [--master URL]``
 """
@@ -15,6 +21,8 @@ Run: ``.venv/bin/python bench/bench_web_ui.py [--items N] [--repeat R] [--master
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import statistics
 import sys
 import threading
@@ -80,20 +88,23 @@ def main(argv: list[str] | None = None) -> int:
                           spark_conf={"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"})
     print(f"load average before: {load_average()}", flush=True)
     times: dict[str, list[float]] = {"unwatched": [], "watched": []}
+    cpu: dict[str, list[float]] = {"unwatched": [], "watched": []}  # driver CPU s per job s
     empty: list[float] = []
     requests = 0
     with Engine(config) as engine:
         timed_job(engine, keyed_count_dag(1000, "warm"), PIPELINED)
-        for _ in range(args.repeat):
+        for i in range(args.repeat):
             empty.append(timed_job(engine, keyed_count_dag(0, "empty"), PIPELINED))
-            for mode in ("unwatched", "watched"):
+            for mode in ("unwatched", "watched")[::1 if i % 2 == 0 else -1]:  # ABBA: neither is always second
                 engine.get_list("counts").clear()
+                before = _driver_cpu()
                 if mode == "watched":
                     with Watcher(engine) as watcher:
                         times[mode].append(timed_job(engine, keyed_count_dag(args.items, "counts"), PIPELINED))
                     requests += watcher.requests
                 else:
                     times[mode].append(timed_job(engine, keyed_count_dag(args.items, "counts"), PIPELINED))
+                cpu[mode].append((_driver_cpu() - before) / times[mode][-1])
                 counts = dict(engine.get_list("counts"))
                 assert sum(counts.values()) == args.items, "wrong counts"
     print(f"load average after: {load_average()}")
@@ -106,7 +117,19 @@ def main(argv: list[str] | None = None) -> int:
     for mode, t in times.items():
         print(f"| {mode} | {rates[mode]:,.0f} | {', '.join(f'{x:.2f}' for x in t)} |")
     print(f"| watched / unwatched | {rates['watched'] / rates['unwatched']:.3f} | |")
+    extra = statistics.median(cpu["watched"]) - statistics.median(cpu["unwatched"])
+    cores = os.cpu_count() or 1
+    print(f"driver CPU per job second (median): unwatched {statistics.median(cpu['unwatched']):.3f} s, watched "
+          f"{statistics.median(cpu['watched']):.3f} s: watching took {extra:.3f} core = {100 * extra / cores:.2f}% "
+          f"of the machine's {cores} cores")
     return 0
+
+
+def _driver_cpu() -> float:
+    """User + system CPU seconds so far of this (the driver's) process and of its children that ended (the
+    graphviz runs; Spark's JVM runs on until the engine closes, so it is not counted)."""
+    return sum(u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF),
+                                                  resource.getrusage(resource.RUSAGE_CHILDREN)))
 
 
 if __name__ == "__main__":

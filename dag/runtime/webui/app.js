@@ -120,6 +120,7 @@ async function pollJob() {
       " s, completed " + when(s.completed_at)) + " \u00b7 " + look.restarts + " restart(s)";
   fill("restarts", look.restart_log.map(r => [when(r.time), r.exc_type + ": " + r.exc_message,
     r.from_snapshot == null ? "from scratch" : "snapshot " + r.from_snapshot]));
+  document.getElementById("stages-section").hidden = look.mode !== "STAGED";  // a pipelined job: one endless stage
   fill("stages", look.stages.map(st => [st.stage, st.completed, st.active, st.tasks]));
   fill("logs", look.logs.map(r => [when(r.time), r.logger, r.level, r.message]));
   await drawDag(jobId, look);

@@ -59,9 +59,9 @@ data-job="{int(job_id)}">
 <h2>Snapshots and restarts</h2>
 <p id="snapshot"></p>
 <table id="restarts"><thead><tr><th>time</th><th>cause</th><th>restored</th></tr></thead><tbody></tbody></table>
-<h2>Spark stages</h2>
+<section id="stages-section"><h2>Spark stages</h2>
 <table id="stages"><thead><tr><th>stage</th><th>tasks done</th><th>running</th><th>tasks</th></tr></thead>
-<tbody></tbody></table>
+<tbody></tbody></table></section>
 <h2>Latest log records of the processors</h2>
 <table id="logs"><thead><tr><th>time</th><th>logger</th><th>level</th><th>message</th></tr></thead><tbody></tbody>
 </table>

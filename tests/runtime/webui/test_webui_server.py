@@ -116,7 +116,8 @@ def test_engine_with_port_in_use_then_error_and_session_still_usable(engine) -> 
     finally:
         taken.close()
     assert engine.spark.sparkContext.parallelize([1, 2]).count() == 2
-    assert Engine(EngineConfig(), spark=engine.spark).web_ui_url is None
+    with Engine(EngineConfig(), spark=engine.spark) as unwatched:
+        assert unwatched.web_ui_url is None
 
 
 @pytest.mark.spark
@@ -166,3 +167,12 @@ def test_job_name_and_log_lines_with_markup_then_escaped_everywhere(watched) -> 
     assert EVIL not in table and html.escape(EVIL) in table and "COMPLETED" in table
     _, _, metrics = get(base, "/metrics", token=token)
     assert 'job="<script>alert(\\"x\\")</script>' in metrics.decode()  # Prometheus' label escaping
+
+
+def test_web_ui_port_when_negative_or_too_large_then_refused() -> None:
+    from pydantic import ValidationError
+
+    assert EngineConfig().web_ui_port is None
+    for port in (-1, 65536, "http"):
+        with pytest.raises(ValidationError, match="web_ui_port"):
+            EngineConfig(web_ui_port=port)
