@@ -176,3 +176,24 @@ def test_web_ui_port_when_negative_or_too_large_then_refused() -> None:
     for port in (-1, 65536, "http"):
         with pytest.raises(ValidationError, match="web_ui_port"):
             EngineConfig(web_ui_port=port)
+
+
+@pytest.mark.spark
+def test_failed_job_then_page_names_type_and_vertex_but_not_the_message(watched) -> None:
+    from dag import JobFailedError
+
+    def explode(x):
+        raise ValueError("secret-ish user data 42")
+
+    dag = DAG()
+    src = dag.new_vertex("source", read_list_p(numbers(watched, 3)), 1)
+    dag.edge(between(src, dag.new_vertex("explode", map_p(explode), 1)))
+    job = watched.new_job(dag, JobConfig(name=unique("failing")))
+    with pytest.raises(JobFailedError):
+        job.join(timeout=120)
+    base, token = base_and_token(watched.web_ui_url)
+    _, _, data = get(base, f"/api/jobs/{job.id}", token=token)
+    look = json.loads(data)
+    assert (look["status"], look["terminal"]) == ("FAILED", True)
+    assert look["error"] == {"type": "ValueError", "vertex": "explode", "processor_index": 0}
+    assert b"secret-ish" not in data
