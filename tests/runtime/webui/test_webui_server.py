@@ -197,3 +197,48 @@ def test_failed_job_then_page_names_type_and_vertex_but_not_the_message(watched)
     assert (look["status"], look["terminal"]) == ("FAILED", True)
     assert look["error"] == {"type": "ValueError", "vertex": "explode", "processor_index": 0}
     assert b"secret-ish" not in data
+
+
+class _FailOnce:
+    """``map_p`` function raising a ``RestartableError`` at item 30, once across processes (a marker file)."""
+
+    def __init__(self, marker: str):
+        self.marker = marker
+
+    def __call__(self, x):
+        import os
+
+        from dag import RestartableError
+
+        if x >= 30:
+            try:
+                os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
+                return x
+            raise RestartableError("the broker went away")
+        return x
+
+
+@pytest.mark.spark
+def test_restarted_job_then_page_lists_the_restart_with_its_cause(watched, tmp_path) -> None:
+    from dag import ProcessingGuarantee
+    from processors import noop_p
+    from tests.support import counter_stream, running, wait_for
+
+    dag = DAG()
+    src = dag.new_vertex("src", counter_stream("src", 0.02), 1)
+    fail = dag.new_vertex("fail-once", map_p(_FailOnce(str(tmp_path / "failed"))), 1)
+    dag.edge(between(src, fail)).edge(between(fail, dag.new_vertex("sink", noop_p(), 1)))
+    config = JobConfig(name=unique("restarting"), processing_guarantee=ProcessingGuarantee.AT_LEAST_ONCE,
+                       snapshot_interval_ms=100)
+    base, token = base_and_token(watched.web_ui_url)
+
+    def look() -> dict:
+        return json.loads(get(base, f"/api/jobs/{job.id}", token=token)[2])
+
+    with running(watched, dag, config) as job:
+        wait_for(lambda: look()["restarts"] == 1, 90, lambda: f"one restart on the page; got {look()}")
+        restart = look()["restart_log"][0]
+        assert (restart["exc_type"], restart["exc_message"]) == ("RestartableError", "the broker went away")
+        recorded = job.metrics().restart_log[0]
+        assert restart["from_snapshot"] == recorded.from_snapshot and restart["time"] >= job.submission_time
