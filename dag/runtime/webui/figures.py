@@ -8,12 +8,15 @@ staged (batch) job, the progress of its Spark stages.
 - **Rates.** Each look adds a sample (time, counts) to a short history, at most one per
   :data:`SAMPLE_SECONDS`, and drops samples once a newer one is :data:`RATE_WINDOW` seconds old; a rate is the
   difference between the newest and the oldest sample kept, over the time between them (the page shows it), so
-  several browsers and a scraper looking at once all see the same rates and none of them resets another's. A finished job's rates are averages over its whole run (submission to end),
-  and its counts are final: a browser polling it gets its final figures, not an error.
+  several browsers and a scraper looking at once all see the same rates and none of them resets another's. A
+  finished job's rates are averages over its whole run (submission to end), and its counts are final: a browser
+  polling it gets its final figures, not an error.
 - **Watermark lag** of a vertex: wall clock minus the lowest ``lastForwardedWm`` of its processors, when that
   watermark reads as epoch milliseconds (within :data:`PLAUSIBLE_EPOCH_MS` of now); otherwise only the
   watermark itself is shown (event times that are not wall-clock times have no lag).
 - **Queue fill**: ``queuesSize`` / ``queuesCapacity`` of the vertex's inbound queues (pipelined jobs).
+- **Failures**: a failed job shows its exception's type, vertex and processor, never its message (user data);
+  a restart shows its cause's type and message as the restart record has them (``RestartRecord``).
 - **The picture**: :meth:`JobWatch.dot` is ``dag.to_dot()`` with ``N items, R/s`` on each edge
   (``drawing.py``, the same as ``jetspark run --measured``); :meth:`JobWatch.svg` draws it, at most once per
   :data:`SAMPLE_SECONDS` per job whatever the number of viewers.
@@ -160,10 +163,9 @@ class JobWatch:
             return []
 
     # ------------------------------------------------------------------ the picture
-    def dot(self, look: dict[str, Any] | None = None) -> str:
-        """The DAG's DOT with each edge's items and rate (from ``look``, or a new look)."""
-        look = look or self.look()
-        return labelled_dot(self.job.dag, [count_label(e["items"], e["rate"]) for e in look["edges"]])
+    def dot(self) -> str:
+        """The DAG's DOT with each edge's items and rate (a new look)."""
+        return labelled_dot(self.job.dag, [count_label(e["items"], e["rate"]) for e in self.look()["edges"]])
 
     def svg(self) -> str:
         """:meth:`dot` drawn by graphviz, redrawn at most every :data:`SAMPLE_SECONDS`."""

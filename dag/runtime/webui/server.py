@@ -7,7 +7,7 @@ must come with every request, as the query parameter ``?token=`` or the header `
 TOKEN``; it is compared with ``hmac.compare_digest`` before the path is even looked at, and a request without
 it gets ``403`` with an empty body, whatever it asked for. Nothing the server does changes a job.
 
-Routes (``GET``; with the token, any other method gets 405):
+Routes (``GET`` and ``HEAD``; with the token, any other method gets 405):
 
 =============================  ===================================================================
 ``/``                          the engine's jobs (HTML; refreshed by ``app.js``)
