@@ -77,7 +77,13 @@ class Browser:
         raise TimeoutError(f"{method}: no answer within {CALL_TIMEOUT} s")
 
     def open(self, url: str) -> None:
+        """Navigate to ``url`` and wait (bounded) until the new document has loaded."""
         self.call("Page.navigate", url=url)
+        deadline = time.monotonic() + CALL_TIMEOUT
+        while self.evaluate("location.href + ' ' + document.readyState") != f"{url} complete":
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{url} did not load within {CALL_TIMEOUT} s")
+            time.sleep(0.05)
 
     def evaluate(self, expression: str) -> Any:
         """The value of a JavaScript expression in the page (JSON-able values only)."""

@@ -94,7 +94,7 @@ def test_page_in_headless_chromium_when_job_runs_then_dag_drawn_and_edge_count_g
     browser = Browser(tmp_path)
     try:
         browser.open(engine.web_ui_url)
-        wait_for(lambda: NAME in (browser.evaluate("document.querySelector('#jobs tbody').textContent") or ""),
+        wait_for(lambda: NAME in (browser.evaluate("document.querySelector('#jobs tbody')?.textContent") or ""),
                  30, "the job on the index page")
         assert browser.evaluate("document.querySelectorAll('#jobs b').length") == 0  # the name is text
         link = browser.evaluate("document.querySelector('#jobs tbody a').href")
