@@ -82,6 +82,11 @@ class EngineConfig(BaseModel):
                                       "slices: a processor that finishes early takes more, so entries of very "
                                       "different cost (files of different sizes) do not leave one task running "
                                       "alone (dag/runtime/dealer.py). STAGED jobs.")
+    web_ui_port: int | None = Field(None, ge=0, le=65535, description="Serve a live web page of the engine's "
+                                    "jobs and Prometheus' /metrics on this port (dag/runtime/webui): None = off, 0 = "
+                                    "any free port. It binds to 127.0.0.1 in local mode (spark.driver.host on a "
+                                    "cluster) and answers only requests carrying the engine's token "
+                                    "(engine.web_ui_url).")
     tight_loops: bool = Field(True, description="Run a fused chain of built-in stateless processors (map_p, "
                               "filter_p, flat_map_p and their *_using_context_p variants) that ends in a "
                               "by-key accumulation (pre-aggregated or fused accumulate edge) as one generated "

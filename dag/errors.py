@@ -9,8 +9,9 @@ catches one family::
     ├── ProcessorContractError(DagError, RuntimeError)
     │                                              a processor broke the Processor/Outbox rules
     ├── RestartableError(DagError, RuntimeError)   raised by a processor: restart the job from the last snapshot
-    └── JobFailedError(DagError, RuntimeError)     a job failed while running
-        └── CancellationError(JobFailedError)      the job was cancelled (Jet's CancellationException)
+    ├── JobFailedError(DagError, RuntimeError)     a job failed while running
+    │   └── CancellationError(JobFailedError)      the job was cancelled (Jet's CancellationException)
+    └── WebUIError(DagError, OSError)              the engine's web page could not start (e.g. its port is taken)
 
 This module imports nothing of ours, so every package may import it without a cycle.
 """
@@ -25,6 +26,7 @@ __all__ = [
     "RestartableError",
     "JobFailedError",
     "CancellationError",
+    "WebUIError",
 ]
 
 
@@ -138,3 +140,8 @@ class CancellationError(JobFailedError):
 
 def _rebuild_cancellation(message, job_name):
     return CancellationError(message, job_name=job_name, exc_type="CancellationException", exc_message="cancelled")
+
+
+class WebUIError(DagError, OSError):
+    """The engine's web page (``EngineConfig.web_ui_port``) could not start; the message names the address and
+    port and says what to choose instead."""

@@ -2,14 +2,17 @@
 
 ``to_networkx`` gives a ``networkx.MultiDiGraph``: one node per vertex (in topological order) and one edge per DAG
 edge, keyed ``(source_ordinal, dest_ordinal)``. Attributes are the fields of :mod:`dag.describe`'s models plus the
-model objects themselves (``vertex``, ``edge``). ``render`` pipes :func:`dag.dot.to_dot` through graphviz's ``dot``.
+model objects themselves (``vertex``, ``edge``). ``render`` pipes :func:`dag.dot.to_dot` through graphviz's ``dot``;
+:func:`to_svg` does the same for any DOT text (a plan's, a measured DAG's), and :func:`repr_svg` is what a DAG,
+a physical plan and a pipeline answer to IPython's ``_repr_svg_``, so a notebook draws them inline.
 networkx and graphviz are imported only when these functions run.
 """
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from dag.describe import describe
 from dag.dot import to_dot
@@ -20,7 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from dag.model import DAG
 
-__all__ = ["GraphvizNotFoundError", "render", "to_networkx"]
+__all__ = ["GraphvizNotFoundError", "render", "to_networkx", "to_svg", "repr_svg"]
 
 INSTALL_HINT = (
     "install Graphviz so that `dot` is on PATH: `apt-get install graphviz` (Debian/Ubuntu), "
@@ -77,3 +80,27 @@ def render(dag: DAG, path: str | Path, format: str = "svg") -> Path:
     target = Path(path)
     target.write_bytes(picture)
     return target
+
+
+def to_svg(dot: str) -> str:
+    """The SVG picture of the DOT text ``dot``, drawn by graphviz's ``dot`` program.
+
+    Raises :class:`GraphvizNotFoundError` when Graphviz is not installed.
+    """
+    import graphviz
+
+    try:
+        return graphviz.pipe("dot", "svg", dot.encode("utf-8")).decode("utf-8")
+    except graphviz.ExecutableNotFound as exc:
+        raise GraphvizNotFoundError(f"drawing needs Graphviz's `dot` program; {INSTALL_HINT}") from exc
+
+
+def repr_svg(dot_of: Callable[[], str]) -> str | None:
+    """IPython's ``_repr_svg_`` for an object drawn from ``dot_of()``: the SVG, or None (IPython then shows the
+    text repr) when the object cannot be drawn, e.g. an invalid DAG or no Graphviz; the reason is logged at
+    debug level (logger ``jetspark.graph``)."""
+    try:
+        return to_svg(dot_of())
+    except (DagError, OSError, ImportError) as exc:
+        logging.getLogger("jetspark.graph").debug("no SVG picture: %s", exc)
+        return None

@@ -177,5 +177,11 @@ class DAG:
 
         return describe(self, default_local_parallelism)
 
+    def _repr_svg_(self) -> str | None:
+        """IPython draws the DAG inline: the picture ``render()`` writes (None for a DAG that is not valid)."""
+        from dag.graph import repr_svg
+
+        return repr_svg(self.to_dot)
+
     def __repr__(self) -> str:
         return f"DAG(vertices={list(self._vertices)}, edges={[str(e) for e in self._edges]})"

@@ -3,7 +3,7 @@
 ::
 
     jetspark run     TARGET [--master URL] [--members N] [--parallelism L] [--progress] [--seconds N]
-                     [--measured FILE] [FUNCTION OPTIONS...]
+                     [--measured FILE] [--ui] [--ui-port N] [FUNCTION OPTIONS...]
     jetspark dot     TARGET [--plan] [-o FILE] [FUNCTION OPTIONS...]
     jetspark explain TARGET [--master URL] [--members N] [--parallelism L] [FUNCTION OPTIONS...]
     jetspark render  TARGET -o FILE [--format FMT] [--plan] [FUNCTION OPTIONS...]
@@ -15,7 +15,9 @@ master is local. Exit status: 0 on success, 1 when the DAG, the target or the jo
 line, 130 when interrupted. Errors are one paragraph on standard error; ``--traceback`` adds Python's traceback.
 
 A stream job (a DAG with a stream source) runs until Ctrl-C or ``--seconds N``, printing its live results and a
-status line (:mod:`jetspark_cli.streaming`); ``explain`` shows its pipelined plan (tasks, links).
+status line (:mod:`jetspark_cli.streaming`); ``explain`` shows its pipelined plan (tasks, links). ``run --ui``
+serves the live web page of the job and Prometheus' ``/metrics`` (``dag/runtime/webui``) while it runs and prints
+the page's address (with its access token) on standard error.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ examples:
   jetspark render examples/word_count.py -o out/word_count.svg
   jetspark explain examples/tf_idf.py --master local[4]
   jetspark run examples/trade_monitor.py --seconds 20 --measured out/trade_monitor.svg
+  jetspark run examples/trade_monitor.py --ui
   jetspark explain examples/trade_monitor.py
 """
 
@@ -84,7 +87,7 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
 
     run = command("run", "Run the job: prepare, run the DAG on Spark, report.",
                   "[--master URL] [--members N] [--parallelism L] [--progress] [--name NAME] [--seconds N] "
-                  "[--guarantee G] [--measured FILE] ")
+                  "[--guarantee G] [--measured FILE] [--ui] [--ui-port N] ")
     engine_options(run)
     run.add_argument("--progress", action="store_true", help="show a progress line per Spark stage")
     run.add_argument("--name", help="job name (default: the JobSpec's name or the function's)")
@@ -94,6 +97,10 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
                      help="processing guarantee of a pipelined job: snapshots and restarts (default: none)")
     run.add_argument("--measured", metavar="FILE",
                      help="write the DAG with measured items and rates on its edges (DOT, or .svg/.png/.pdf)")
+    run.add_argument("--ui", action="store_true",
+                     help="serve a live web page of the job (and Prometheus' /metrics) and print its address")
+    run.add_argument("--ui-port", type=int, default=0, metavar="N",
+                     help="the web page's port with --ui (default: any free port)")
 
     dot = command("dot", "Print the DAG in Jet's DOT format (or the physical plan's with --plan).",
                   "[--plan] [-o FILE] [--master URL] [--members N] [--parallelism L] ")
@@ -225,9 +232,12 @@ def _cmd_run(args: argparse.Namespace, spec: Any, target: Target) -> None:
 
     _check_before_spark(args, spec.dag)
     name = args.name or spec.name or target.function_name
-    with InterruptGuard() as guard, Engine(_engine_config(args, progress=args.progress)) as engine:
+    ui = {"web_ui_port": args.ui_port} if args.ui else {}
+    with InterruptGuard() as guard, Engine(_engine_config(args, progress=args.progress, **ui)) as engine:
         guard.install()  # Spark installed its own SIGINT handler, which prints stack traces
         guard.check()
+        if engine.web_ui_url is not None:
+            print(f"web UI: {engine.web_ui_url}", file=sys.stderr, flush=True)
         if spec.prepare is not None:
             _call_user(target, "prepare", spec.prepare, engine)
         started = time.perf_counter()

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from dag.runtime.metrics import EMITTED, RECEIVED
+from dag.runtime.webui.drawing import count_label, edge_counts, labelled_dot
 
 __all__ = ["is_stream_dag", "StreamMonitor", "measured_dot", "write_measured", "STATUS_SECONDS"]
 
@@ -39,20 +40,9 @@ def is_stream_dag(dag: Any) -> bool:
     return any(is_stream_source(v.meta_supplier) for v in dag)
 
 
-def _edge_counts(dag: Any, metrics: Any) -> list[tuple[Any, int]]:
-    """Each edge with the items its source vertex emitted on the edge's ordinal."""
-    out = []
-    for vertex in dag:
-        for edge in dag.get_outbound_edges(vertex.name):
-            count = sum(p[EMITTED].get(edge.source_ordinal, 0) for p in metrics[vertex.name].values()) \
-                if vertex.name in metrics else 0
-            out.append((edge, count))
-    return out
-
-
 def measured_dot(dag: Any, metrics: Any, seconds: float) -> str:
     """``dag.to_dot()`` with ``N items, R/s`` on every edge (``metrics``: a ``JobMetrics``; ``seconds``: how
-    long the job ran).
+    long the job ran); the web page draws the same (``dag/runtime/webui/drawing.py``).
 
     >>> from dag import DAG
     >>> from dag.runtime.metrics import JobMetrics
@@ -62,18 +52,7 @@ def measured_dot(dag: Any, metrics: Any, seconds: float) -> str:
     >>> print(measured_dot(d, JobMetrics({("a", 0, "emittedCount", 0): 300}), 2.0).splitlines()[3].strip())
     "a" -> "b" [label="300 items, 150/s", queueSize=1024];
     """
-    lines = dag.to_dot().split("\n")
-    counts = iter(_edge_counts(dag, metrics))
-    for i, line in enumerate(lines):
-        if " -> " not in line:
-            continue
-        _, count = next(counts)
-        measured = f"{count:,} items, {count / max(seconds, 1e-9):,.0f}/s"
-        if 'label="' in line:
-            lines[i] = line.replace('label="', f'label="{measured}\\n', 1)
-        else:
-            lines[i] = line.replace("[", f'[label="{measured}", ', 1)
-    return "\n".join(lines)
+    return labelled_dot(dag, [count_label(n, n / max(seconds, 1e-9)) for _, n in edge_counts(dag, metrics)])
 
 
 def write_measured(path: str | Path, dag: Any, metrics: Any, seconds: float) -> None:

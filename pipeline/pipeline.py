@@ -94,5 +94,12 @@ class Pipeline:
         """``to_dag().to_dot(...)``: the DOT text Jet prints at job start."""
         return self.to_dag().to_dot(default_local_parallelism, default_queue_size)
 
+    def _repr_svg_(self) -> str | None:
+        """IPython draws the pipeline inline: its DAG's picture (``jetspark render``); None while the pipeline
+        cannot be lowered (e.g. a stage without a sink)."""
+        from dag.graph import repr_svg
+
+        return repr_svg(self.to_dot)
+
     def __repr__(self) -> str:
         return f"Pipeline({len(self._transforms)} transforms)"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One-time (idempotent) set-up of a fresh machine: a virtual environment in .venv with jetspark and its
-# development dependencies, and graphviz's `dot` program (Debian/Ubuntu package `graphviz`) when missing.
+# development dependencies, and the Debian packages below (graphviz, postgresql-15, chromium) when missing.
 # Needs Python 3.11+ and Java 17 (for Spark). Safe to run again: it only installs what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,25 +27,21 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     echo "$want" > "$stamp"
 fi
 
-if ! command -v dot >/dev/null 2>&1; then
-    echo "Installing graphviz's 'dot' program..." >&2
+# Debian packages the project uses, each installed only when missing (one apt-get for all of them):
+#   graphviz        `dot`, to render DAGs and plans
+#   postgresql-15   the private PostgreSQL cluster that tests/connectors start (initdb, pg_ctl)
+#   chromium(+driver) the headless browser of the web UI's test (tests/runtime/webui)
+missing=()
+command -v dot >/dev/null 2>&1 || missing+=(graphviz)
+[ -x /usr/lib/postgresql/15/bin/initdb ] || missing+=(postgresql-15)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium chromium-driver)
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "Installing Debian packages: ${missing[*]}..." >&2
     SUDO=""
     [ "$(id -u)" -eq 0 ] || SUDO="sudo"
     if command -v apt-get >/dev/null 2>&1; then
-        $SUDO apt-get update -qq >/dev/null && $SUDO apt-get install -y -qq graphviz >/dev/null
+        $SUDO apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
     else
-        echo "warning: cannot install graphviz automatically; install the 'graphviz' package to render pictures." >&2
-    fi
-fi
-
-# PostgreSQL 15 for the connectors' tests (tests/connectors start a private cluster with its binaries).
-if [ ! -x /usr/lib/postgresql/15/bin/initdb ]; then
-    echo "Installing PostgreSQL 15 (Debian package postgresql-15) for the connector tests..." >&2
-    SUDO=""
-    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-    if command -v apt-get >/dev/null 2>&1; then
-        $SUDO apt-get update -qq >/dev/null && $SUDO apt-get install -y -qq postgresql-15 >/dev/null
-    else
-        echo "warning: cannot install PostgreSQL automatically; install 'postgresql-15' to run tests/connectors." >&2
+        echo "warning: cannot install ${missing[*]} automatically (no apt-get): install them to render pictures and run every test." >&2
     fi
 fi

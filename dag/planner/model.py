@@ -198,5 +198,11 @@ class PhysicalPlan:
 
         return plan_to_dot(self)
 
+    def _repr_svg_(self) -> str | None:
+        """IPython draws the plan inline: the picture of ``to_dot()`` (``jetspark render --plan``)."""
+        from dag.graph import repr_svg
+
+        return repr_svg(self.to_dot)
+
     def __str__(self) -> str:
         return self.explain()

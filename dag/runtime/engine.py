@@ -6,7 +6,8 @@ engine using it closes, and a session the caller started is never stopped (``sha
 ``members`` and the default local parallelism once, plans DAGs with the pure planner (``engine.plan(dag)``)
 and runs them as asynchronous jobs (``engine.new_job``). It also holds the driver-side named collections
 (``get_map``/``get_list``), Jet's IMap/IList stand-ins for ``read_map_p``/``read_list_p``/``write_map_p``/
-``write_list_p``.
+``write_list_p``. With ``EngineConfig.web_ui_port`` set it serves a live web page of its jobs and Prometheus'
+``/metrics`` (``dag/runtime/webui``) until it closes; ``engine.web_ui_url`` is the page's address.
 
 >>> # with Engine(EngineConfig(master="local[2]")) as engine:
 >>> #     engine.new_job(dag).join()
@@ -80,6 +81,24 @@ class Engine:
         self._jobs: list[Job] = []
         self._lock = threading.Lock()
         self._closed = False
+        self._web_ui: Any = None
+        if self._config.web_ui_port is not None:
+            self._start_web_ui(sc)
+
+    def _start_web_ui(self, sc: Any) -> None:
+        """Serve the web page on loopback (local mode) or the driver's host; a failure releases the session."""
+        import socket
+
+        from dag.runtime import sharing
+        from dag.runtime.webui import WebUI
+
+        host = "127.0.0.1" if self._local else (sc.getConf().get("spark.driver.host") or socket.gethostname())
+        try:
+            self._web_ui = WebUI(self.get_jobs, host, self._config.web_ui_port)
+        except BaseException:
+            self._closed = True
+            sharing.release(self._spark)
+            raise
 
     # ------------------------------------------------------------------ properties
     @property
@@ -95,6 +114,13 @@ class Engine:
     @property
     def members(self) -> int:
         return self._members
+
+    @property
+    def web_ui_url(self) -> str | None:
+        """The address of the engine's web page, with its access token (``http://127.0.0.1:PORT/?token=...``);
+        None when ``EngineConfig.web_ui_port`` is None. ``/metrics`` on the same host and port serves
+        Prometheus (send the token as ``Authorization: Bearer TOKEN``)."""
+        return None if self._web_ui is None else self._web_ui.url
 
     @property
     def default_local_parallelism(self) -> int:
@@ -195,6 +221,8 @@ class Engine:
 
         if self._closed:
             return
+        if self._web_ui is not None:  # the page shows jobs of a live session only
+            self._web_ui.close()
         if getattr(self._spark.sparkContext, "_jsc", None) is not None and not jvm_alive(self._spark):
             self._closed = True
             sharing.discard(self._spark)

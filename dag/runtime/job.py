@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import deque
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,8 @@ __all__ = ["Job", "JobStatus", "await_tasks_gone"]
 
 TASKS_GONE_TIMEOUT = 60.0
 """Seconds a failed or cancelled job waits for Spark to report its killed tasks ended (then it logs them)."""
+LOG_TAIL = 200
+"""How many of its processors' latest forwarded log records a job keeps (``recent_logs()``, the web page)."""
 _log = logging.getLogger("jetspark.runtime")
 
 
@@ -59,6 +62,8 @@ class Job:
         self._id, self._name = job_id, name
         self._status = JobStatus.NOT_RUNNING
         self._submission_time = time.time()
+        self._completion_time: float | None = None
+        self._log_tail: deque[dict] = deque(maxlen=LOG_TAIL)
         self._error: BaseException | None = None
         self._cancelled = False
         self._done = threading.Event()
@@ -89,9 +94,34 @@ class Job:
         return self._plan
 
     @property
+    def dag(self) -> Any:
+        """The DAG the job runs (a pipeline's lowered DAG)."""
+        return self._dag
+
+    @property
+    def engine(self) -> Engine:
+        """The engine that runs the job."""
+        return self._engine
+
+    @property
+    def failure(self) -> BaseException | None:
+        """The error ``join()`` raises for a failed job (None while it runs or when it completed)."""
+        return self._error
+
+    @property
     def submission_time(self) -> float:
         """When the job was submitted (seconds since the epoch)."""
         return self._submission_time
+
+    @property
+    def completion_time(self) -> float | None:
+        """When the job completed or failed (seconds since the epoch); None while it has not ended."""
+        return self._completion_time
+
+    def recent_logs(self) -> list[dict]:
+        """The latest log records its processors forwarded to the driver (at most :data:`LOG_TAIL`, oldest
+        first), as plain fields: ``name`` (``jetspark.<vertex>#<index>``), ``levelno``, ``msg``, ``created``."""
+        return list(self._log_tail)
 
     @property
     def status(self) -> JobStatus:
@@ -166,11 +196,18 @@ class Job:
             if snapshots is None:
                 return JobMetrics(run.metrics())
             return JobMetrics(run.metrics(), restarts=snapshots.restarts,
-                              last_snapshot=snapshots.coordinator.last_complete)
+                              last_snapshot=snapshots.coordinator.last_complete,
+                              snapshot_stats=snapshots.coordinator.last_stats, restart_log=snapshots.restart_log)
         return JobMetrics(dict(self._accumulator.value) if self._accumulator is not None else {})
 
     def __repr__(self) -> str:
         return f"Job(id={self._id}, name={self._name!r}, status={self._status.value})"
+
+    def _repr_html_(self) -> str:
+        """IPython's rich display: the job's status and a table of its vertices' metrics (escaped HTML)."""
+        from dag.runtime.webui.html import job_table
+
+        return job_table(self)
 
     # ------------------------------------------------------------------ execution
     def _start(self) -> None:
@@ -231,7 +268,7 @@ class Job:
 
         self._channel = JobChannel(sc.master, sc.getConf().get("spark.driver.host"), self._on_task_failure)
         register_collection_topics(self._channel, self._engine._collections)  # noqa: SLF001
-        register_log_topics(self._channel)
+        register_log_topics(self._channel, self._log_tail.append)
 
     def _close_run(self, run: Any, error: BaseException | None) -> BaseException | None:
         """COMPLETING: close ``run`` (suppliers, sinks); returns the first failure, ``error`` or close's."""
@@ -304,6 +341,7 @@ class Job:
                                          job_name=self._name, exc_type=type(error).__name__,
                                          exc_message=str(error)[:2000])
         finally:
+            self._completion_time = time.time()
             self._status = JobStatus.FAILED if error is not None else JobStatus.COMPLETED
             if self._channel is not None:
                 self._channel.close()

@@ -132,9 +132,12 @@ def _validated(body: Any) -> dict:
     return fields
 
 
-def reemit(body: Any) -> None:
-    """Driver side: rebuild the record of ``body`` and hand it to the driver's logger of the same name."""
+def reemit(body: Any, on_record: Callable[[dict], None] | None = None) -> None:
+    """Driver side: rebuild the record of ``body`` and hand it to the driver's logger of the same name;
+    ``on_record`` also gets the validated fields (the job keeps its last records for its web page)."""
     fields = _validated(body)
+    if on_record is not None:
+        on_record(fields)
     logger = logging.getLogger(fields["name"])
     if not logger.isEnabledFor(fields["levelno"]):
         return
@@ -145,7 +148,8 @@ def reemit(body: Any) -> None:
     logger.handle(logging.makeLogRecord(fields))
 
 
-def register_log_topics(job_channel: Any) -> None:
-    """Install the driver's handlers of ``"log"`` and ``"log.flush"`` on a job's channel."""
-    job_channel.register(LOG_TOPIC, reemit)
+def register_log_topics(job_channel: Any, on_record: Callable[[dict], None] | None = None) -> None:
+    """Install the driver's handlers of ``"log"`` and ``"log.flush"`` on a job's channel; ``on_record`` (if
+    given) sees every record's fields too (see :func:`reemit`)."""
+    job_channel.register(LOG_TOPIC, lambda body: reemit(body, on_record))
     job_channel.register(FLUSH_TOPIC, lambda body: None)

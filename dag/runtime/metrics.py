@@ -11,18 +11,50 @@ everything under processor 0. A task that Spark re-runs counts again.
 
 A pipelined job also reports ``lastForwardedWm`` (Jet's metric name): per processor and outbound ordinal the
 timestamp of the last watermark it sent (a value, not a count: :meth:`JobMetrics.watermark` takes the lowest
-over a vertex's processors; ``total`` means nothing for it).
+over a vertex's processors; ``total`` means nothing for it), and per processor and inbound ordinal Jet's
+``queuesSize`` (entries waiting in the inbound queues of that edge; an entry is a batch of up to the edge's
+queue size items, a watermark or a barrier) and ``queuesCapacity`` (entries those queues hold at most):
+:meth:`JobMetrics.queue_fill` sums them per vertex. The web page and ``/metrics`` (``dag/runtime/webui``)
+show all of these, plus :class:`SnapshotStats` and the :class:`RestartRecord` list of a job with snapshots.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MetricsParam", "JobMetrics", "RECEIVED", "EMITTED", "LAST_FORWARDED_WM"]
+__all__ = ["MetricsParam", "JobMetrics", "SnapshotStats", "RestartRecord", "RECEIVED", "EMITTED",
+           "LAST_FORWARDED_WM", "QUEUES_SIZE", "QUEUES_CAPACITY"]
 
 RECEIVED = "receivedCount"
 EMITTED = "emittedCount"
 LAST_FORWARDED_WM = "lastForwardedWm"
+QUEUES_SIZE = "queuesSize"
+QUEUES_CAPACITY = "queuesCapacity"
+
+
+@dataclass(frozen=True)
+class SnapshotStats:
+    """The latest complete snapshot of a PIPELINED job: its id, the bytes its files take in the snapshot
+    directory, how long it took from its start to its completion (seconds) and when it completed (seconds
+    since the epoch)."""
+
+    id: int
+    size_bytes: int
+    duration_seconds: float
+    completed_at: float
+
+
+@dataclass(frozen=True)
+class RestartRecord:
+    """One restart of a PIPELINED job: when it happened (seconds since the epoch), the failure that caused it
+    (``exc_type``, ``exc_message`` as the failure record or Spark's error gave them) and the snapshot it
+    restarted from (None: from scratch)."""
+
+    time: float
+    exc_type: str
+    exc_message: str
+    from_snapshot: int | None
 
 
 class MetricsParam:
@@ -50,9 +82,12 @@ class JobMetrics:
     """
 
     def __init__(self, counters: dict[tuple[str, int, str, int], int], restarts: int = 0,
-                 last_snapshot: int | None = None):
+                 last_snapshot: int | None = None, snapshot_stats: SnapshotStats | None = None,
+                 restart_log: tuple[RestartRecord, ...] = ()):
         self.restarts = restarts  # restarts from a snapshot (PIPELINED jobs with a guarantee other than NONE)
         self.last_snapshot = last_snapshot  # id of the latest complete snapshot (same jobs), None: none yet
+        self.snapshot_stats = snapshot_stats  # that snapshot's size and duration (same jobs), None: none yet
+        self.restart_log = tuple(restart_log)  # the restarts with their causes, oldest first
         self._data: dict[str, dict[int, dict[str, dict[int, int]]]] = {}
         for (vertex, index, metric, ordinal), count in sorted(counters.items(), key=lambda kv: repr(kv[0])):
             proc = self._data.setdefault(vertex, {}).setdefault(index, {RECEIVED: {}, EMITTED: {}})
@@ -83,6 +118,19 @@ class JobMetrics:
         values = [min(p[LAST_FORWARDED_WM].values()) for p in self._data.get(vertex, {}).values()
                   if p.get(LAST_FORWARDED_WM)]
         return min(values) if values else None
+
+    def queue_fill(self, vertex: str) -> tuple[int, int] | None:
+        """``(queuesSize, queuesCapacity)`` summed over the vertex's processors and inbound edges (pipelined
+        jobs; None when the runtime reported none, e.g. a source or a staged job).
+
+        >>> JobMetrics({("s", 0, "queuesSize", 0): 3, ("s", 0, "queuesCapacity", 0): 8}).queue_fill("s")
+        (3, 8)
+        """
+        procs = [p for p in self._data.get(vertex, {}).values() if QUEUES_CAPACITY in p]
+        if not procs:
+            return None
+        return (sum(sum(p.get(QUEUES_SIZE, {}).values()) for p in procs),
+                sum(sum(p[QUEUES_CAPACITY].values()) for p in procs))
 
     def as_dict(self) -> dict[str, Any]:
         """A plain nested dict (JSON-friendly once keys are strings)."""

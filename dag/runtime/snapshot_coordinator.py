@@ -9,8 +9,9 @@
 - every processor reports once it saved its state to the store (:meth:`~SnapshotCoordinator.report`), or
   that it had completed (:meth:`~SnapshotCoordinator.report_done`); when all processors of all vertices
   reported, :meth:`~SnapshotCoordinator.complete_if_ready` writes the completion marker (the snapshot is now
-  the one a restart uses), deletes older snapshots, publishes the driver-side sinks' items it covers, and
-  returns the id so the runtime sends phase 2 (``snapshot_commit_finish(True)``) to every processor;
+  the one a restart uses), deletes older snapshots, publishes the driver-side sinks' items it covers, records
+  its size and duration (``last_stats``, a ``metrics.SnapshotStats``) and returns the id so the runtime sends
+  phase 2 (``snapshot_commit_finish(True)``) to every processor;
 - a failure while a snapshot is in progress (:meth:`~SnapshotCoordinator.fail`) discards it; phase 2 then says
   ``success=False``;
 - :meth:`~SnapshotCoordinator.prepare_restart` (before each new execution): discards incomplete snapshots,
@@ -36,8 +37,11 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+from dag.runtime.metrics import SnapshotStats
 
 __all__ = ["SnapshotCoordinator", "RestartPolicy", "completed_on_restore", "is_restartable"]
 
@@ -58,6 +62,7 @@ class SnapshotCoordinator:
         self.next_id = 0
         self.in_progress: int | None = None
         self.last_complete: int | None = None
+        self.last_stats: SnapshotStats | None = None  # of last_complete
         self._ready_at: float | None = None
         self._reported: set[tuple[str, int]] = set()
         self._done: dict[str, set[int]] = {}
@@ -133,8 +138,9 @@ class SnapshotCoordinator:
         self.store.prune(sid)
         if self.ledger is not None:
             self.ledger.publish_through(sid)
+        stats = SnapshotStats(sid, self.store.size_bytes(sid), max(0.0, now - (self.started_at or now)), time.time())
         with self._lock:
-            self.in_progress, self.last_complete = None, sid
+            self.in_progress, self.last_complete, self.last_stats = None, sid, stats
             self._ready_at = now if self._asap else now + self.interval
         _log.debug("snapshot %d complete", sid)
         return sid

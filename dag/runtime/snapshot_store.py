@@ -118,6 +118,16 @@ class SnapshotStore:
         meta = {"snapshot_id": snapshot_id, "processors": dict(processors), "done": done_sets}
         _atomic_write(self.snapshot_path(snapshot_id) / COMPLETE_MARKER, json.dumps(meta).encode("utf-8"))
 
+    def size_bytes(self, snapshot_id: int) -> int:
+        """The bytes the files of snapshot ``snapshot_id`` take (0 when it is gone)."""
+        total = 0
+        for path in self.snapshot_path(snapshot_id).rglob("*"):
+            try:
+                total += path.stat().st_size if path.is_file() else 0
+            except OSError:  # pruned meanwhile
+                pass
+        return total
+
     # ---- reading (coordinator, on restore) ---------------------------------------------------------------
     def snapshot_ids(self) -> list[int]:
         """Ids of every snapshot directory present, complete or not, ascending."""

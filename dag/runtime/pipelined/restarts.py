@@ -17,7 +17,8 @@
   snapshots are deleted, the staged sink items after it dropped, and a new barrier stage starts whose tasks
   restore their processors' routed entries; :class:`~dag.runtime.snapshot_coordinator.RestartPolicy` stops after
   ``JobConfig.max_restarts`` restarts in a row, failing the job with the last error. Restarts are logged
-  (logger ``jetspark.snapshots``) and counted (``job.metrics().restarts``). A cancelled job never restarts;
+  (logger ``jetspark.snapshots``), counted (``job.metrics().restarts``) and listed with their causes
+  (``job.metrics().restart_log``). A cancelled job never restarts;
 - **a fast restart**: a task whose processor raised a restartable error reports it and then *returns* (the
   driver sets the stop flag instead of cancelling the Spark job group, so the other tasks stop at their next
   status poll and return too): the stage ends normally and Spark keeps the tasks' Python workers, which run
@@ -45,6 +46,7 @@ from typing import Any
 from dag.config import ProcessingGuarantee
 from dag.errors import JobFailedError
 from dag.runtime.failures import _ID_RE, ID_PREFIX, RECORD_WAIT, _text
+from dag.runtime.metrics import RestartRecord
 from dag.runtime.pipelined.snapshots import SNAPSHOT_TOPIC, SnapshotSpec
 from dag.runtime.pipelined.suspension import CANCELLED, Suspension
 from dag.runtime.sink_ledger import SinkLedger
@@ -110,7 +112,8 @@ class SnapshotRun(Suspension):
         self.engine, self.layout = engine, layout
         self.aligned = config.processing_guarantee is ProcessingGuarantee.EXACTLY_ONCE
         self.root, self.temporary = resolve_snapshot_dir(engine.config.snapshot_dir, local=engine._local)  # noqa: SLF001
-        self.store = SnapshotStore(self.root, f"{job.name}-{job.id}", secret=run.channel.ref.secret)
+        self.job_key = f"{job.name}-{job.id}"  # the store quotes it into a directory name (tasks too, from this key)
+        self.store = SnapshotStore(self.root, self.job_key, secret=run.channel.ref.secret)
         self.ledger = SinkLedger(self._publish) if self.aligned else None
         processors = {name: v.total_parallelism for name, v in layout.vertices.items()}
         self.coordinator = SnapshotCoordinator(self.store, processors, interval_ms=config.snapshot_interval_ms,
@@ -120,6 +123,7 @@ class SnapshotRun(Suspension):
         self._records_before = 0
         self._lock = threading.Lock()
         self.timeline: RestartTimeline | None = None  # of the latest restart
+        self.restart_log: list[RestartRecord] = []  # every restart with its cause (the web page shows the last)
 
     @property
     def restarts(self) -> int:
@@ -273,6 +277,9 @@ class SnapshotRun(Suspension):
             self._mark("old tasks gone")
         restore_id = self.coordinator.prepare_restart()
         self._mark("snapshot prepared")
+        self.restart_log.append(RestartRecord(time.time(), str(cause.get("exc_type")),
+                                              str(cause.get("exc_message"))[:300], restore_id))
+        del self.restart_log[:-100]
         _log.warning("Job '%s' restarts from %s after %s: %s (restart %d; at most %d in a row)", self.job.name,
                      "scratch" if restore_id is None else f"snapshot {restore_id}", cause.get("exc_type"),
                      str(cause.get("exc_message"))[:300], self.policy.total, self.policy.max_restarts)
@@ -310,7 +317,7 @@ class SnapshotRun(Suspension):
                 del self.finish_log[:-64]  # the tasks see the last 32 (status reply); a long job keeps no more
 
     def _spec(self, restore_id: int | None) -> SnapshotSpec:
-        spec = SnapshotSpec(aligned=self.aligned, directory=self.root, job_key=self.store.job_dir.name,
+        spec = SnapshotSpec(aligned=self.aligned, directory=self.root, job_key=self.job_key,
                             restore_id=restore_id)
         if restore_id is None:
             return spec

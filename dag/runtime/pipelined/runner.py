@@ -25,9 +25,9 @@ from collections import deque
 from typing import Any, Callable
 
 from dag.runtime.failures import mark_infrastructure, mark_origin
-from dag.runtime.metrics import EMITTED, LAST_FORWARDED_WM, RECEIVED
+from dag.runtime.metrics import EMITTED, LAST_FORWARDED_WM, QUEUES_CAPACITY, QUEUES_SIZE, RECEIVED
 from dag.runtime.pipelined.links import Links
-from dag.runtime.pipelined.queues import DONE, InboundEdge, Queue
+from dag.runtime.pipelined.queues import DONE, QUEUE_ENTRIES, InboundEdge, Queue
 from dag.runtime.pipelined.snapshots import StampedClient, TaskSnapshots
 from dag.runtime.senders import Router
 from processors.barrier import SnapshotBarrier
@@ -388,6 +388,9 @@ class TaskRunners:
             for o, edge in enumerate(r.outbound):
                 if edge.last_wm is not None:
                     counters[(r.vertex, r.g, LAST_FORWARDED_WM, o)] = edge.last_wm
+            for o, edge in r.inbound.items():  # Jet's queue metrics: entries waiting, entries the queues hold
+                counters[(r.vertex, r.g, QUEUES_SIZE, o)] = sum(len(q.entries) for q in edge.queues)
+                counters[(r.vertex, r.g, QUEUES_CAPACITY, o)] = QUEUE_ENTRIES * len(edge.queues)
         return counters
 
     def close(self) -> None:
