@@ -2,11 +2,13 @@
 
 One trade monitor (``examples/trade_monitor.py``: windows, watermarks, exactly-once snapshots every 200 ms)
 runs for the whole module on an engine with the page on, borrowing the shared session; it is cancelled at the
-end (``tests.support.running``). The browser test saves the screenshot README shows (``docs/img/web_ui.png``).
+end (``tests.support.running``). The browser test saves a screenshot under ``out/`` (untracked); with
+``JETSPARK_UPDATE_SCREENSHOT=1`` it writes README's picture ``docs/img/web_ui.png`` instead.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import uuid
@@ -27,7 +29,8 @@ from tests.runtime.webui.webclient import base_and_token, get  # noqa: E402
 from tests.support import running, wait_for  # noqa: E402
 
 NAME = 'trade <b>monitor</b> "live"'
-SCREENSHOT = REPO / "docs" / "img" / "web_ui.png"
+SCREENSHOT = (REPO / "docs" / "img" / "web_ui.png" if os.environ.get("JETSPARK_UPDATE_SCREENSHOT")
+              else REPO / "out" / "web_ui.png")
 
 
 @pytest.fixture(scope="module")
