@@ -24,7 +24,8 @@ until a watermark acted), ``top_ts`` (highest frame seen) and, for a sliding pol
 Results of the recomputed and tumbling windows use ``finish_fn``; the persistent sliding window's use
 ``export_fn`` (the accumulator lives on).
 
-Fast paths (same output, same order): ``entry_key``/``entry_value`` run as ``operator.itemgetter``; with
+Fast paths (same output, same order): ``entry_key``/``entry_value`` run as ``operator.itemgetter``; a key
+function with a ``keys_of(items)`` method (the Pipeline API's ``CheckedKey``) gives a batch's keys in one call; with
 ``counting()`` or ``summing()`` (``AggregateOperation.fast_path``) accumulators are ints combined with ``+``/``-``
 inline, ``counting()`` counts a whole inbox at once when its timestamps are ints (``processors.window_bulk``) and
 stage 2 folds ``TimestampedEntry`` items without calls; the default ``TimestampedEntry.from_window_result``
@@ -180,7 +181,9 @@ class SlidingWindowP(WindowingProcessor):
         per-item loop, which also names a failing function, must run instead."""
         try:
             stamps = list(map(self._timestamp_fns[ordinal], items))
-            keys = list(map(self._key_fns[ordinal], items))
+            key_fn = self._key_fns[ordinal]
+            keys_of = getattr(key_fn, "keys_of", None)  # a key function with a batch form (the pipeline's)
+            keys = keys_of(items) if keys_of is not None else list(map(key_fn, items))
         except Exception:
             return False
         if not stamps or not all_ints(stamps):
