@@ -384,6 +384,17 @@ class EventResult:
         out = self.fn(start, end, key, result) if self.keyed else self.fn(start, end, result)
         return None if out is None else JetEvent(end, out)
 
+    @property
+    def wrap_entries(self) -> Callable[[int, list], list] | None:
+        """For ``TimestampedEntry.from_window_result`` (keyed): ``wrap(end, entries)`` -> ``[JetEvent(end, entry),
+        ...]``, so that the sliding-window processors make the entries straight from the window with C-level
+        passes, as for a Core DAG, and only wrap them; None for any other function."""
+        return self._wrap if self.keyed and self.fn is TimestampedEntry.from_window_result else None
+
+    @staticmethod
+    def _wrap(end: int, entries: list) -> list:
+        return list(map(JetEvent, repeat(end), entries))
+
     def window_outputs(self, start: int, end: int, pairs: list) -> list:
         """``[self(start, end, key, result) for key, result in pairs]``, ``None`` outputs left out: the
         sliding-window processors call this once per chunk of a window; ``TimestampedEntry.from_window_result``

@@ -291,6 +291,7 @@ class SlidingWindowP(WindowingProcessor):
         map_to_output, finish, export = self._map_to_output_fn, self._op.finish_fn, self._op.export_fn
         plain_entries = map_to_output is TimestampedEntry.from_window_result
         window_outputs = getattr(map_to_output, "window_outputs", None)
+        wrap = getattr(map_to_output, "wrap_entries", None)  # the Pipeline API's JetEvent around plain entries
         end = start
         while end <= last:
             if not self.sliding_window:  # skip windows that hold no frame: they emit nothing
@@ -303,10 +304,14 @@ class SlidingWindowP(WindowingProcessor):
                         return
             window = self._compute_window(end)
             result_fn = export if window is self.sliding_window else finish
-            entries_as_is = plain_entries and result_fn is identity
+            entries_as_is = (plain_entries or wrap is not None) and result_fn is identity
             # outputs are made and offered in chunks, so that few are alive at a time
             if entries_as_is:
-                yield from stamped_chunks(end, window, _CHUNK)
+                if wrap is None:
+                    yield from stamped_chunks(end, window, _CHUNK)
+                else:
+                    for entries in stamped_chunks(end, window, _CHUNK):
+                        yield wrap(end, entries)
             else:
                 pairs, begin = iter(window.items()), end - window_size
                 chunk = list(islice(pairs, _CHUNK))

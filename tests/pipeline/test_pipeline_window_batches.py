@@ -1,6 +1,7 @@
-"""The Pipeline API's key functions in their batch form (``CheckedKey.keys_of``): a windowed stage counts a
-whole inbox of ``JetEvent``s with C-level passes, with the same keys, the same window results in the same
-order, and the same null-key error as the per-item calls."""
+"""The Pipeline API's windows in batches: stage 1 takes a whole inbox's keys with ``CheckedKey.keys_of`` (C-level
+passes) and stage 2 makes its ``JetEvent(end, TimestampedEntry)`` results by wrapping the entries made straight
+from the window (``EventResult.wrap_entries``); the same keys, window results in the same order and the same
+null-key error as the per-item calls."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ import pytest
 from dag.errors import ProcessorContractError
 from pipeline import Pipeline, Sinks, Sources, WindowDefinition
 from pipeline.events import JetEvent
-from pipeline.internal import CheckedKey
-from processors import Watermark, counting, entry_key, entry_value, map_p
+from pipeline.internal import CheckedKey, EventResult
+from processors import TimestampedEntry, Watermark, counting, entry_key, entry_value, map_p
 from processors.context import Context
 from processors.inbox import Inbox
 from processors.outbox import Outbox
@@ -46,18 +47,19 @@ def test_keys_of_when_a_key_equals_none_but_is_not_none_then_kept() -> None:
     assert CheckedKey(lambda item: key, "s").keys_of([1, 2]) == [key, key]
 
 
-def _window_stage():
-    """Stage 1 of the Pipeline API's sliding-window count (the vertex its lowering makes)."""
+def _window_stage(vertex: str = "sliding-window-prepare"):
+    """A vertex of the Pipeline API's two-stage sliding-window count (stage 1 or ``"sliding-window"``)."""
     p = Pipeline.create()
     (p.read_from(Sources.stream_from_processor("events", map_p(str))).with_timestamps(entry_value, 0)
      .grouping_key(entry_key).window(WindowDefinition.sliding(100, 20)).aggregate(counting())
      .write_to(Sinks.noop()))
-    return p.to_dag().get_vertex("sliding-window-prepare").supplier
+    return p.to_dag().get_vertex(vertex).supplier
 
 
-def _run_stage(steps: list, one_by_one: bool) -> list:
-    processor = _window_stage()()
-    assert isinstance(processor._key_fns[0], CheckedKey)  # the batch form is what this test is about
+def _run_stage(steps: list, one_by_one: bool, vertex: str = "sliding-window-prepare") -> list:
+    processor = _window_stage(vertex)()
+    if vertex == "sliding-window-prepare":
+        assert isinstance(processor._key_fns[0], CheckedKey)  # the batch form is what this test is about
     outbox = Outbox([100_000])
     processor.init(outbox, Context())
     for step in steps:
@@ -87,3 +89,36 @@ def test_pipeline_window_stage_when_a_key_is_none_then_fails_naming_the_stage() 
     with pytest.raises(ProcessorContractError, match=r"item JetEvent\(timestamp=70, item=\(None, 70\)\).*"
                                                      r"Null key from the key function of stage 'sliding-window'"):
         _run_stage([events], one_by_one=False)
+
+
+def _stage_two_input() -> list:
+    """Stage 1's output (frames of ``TimestampedEntry``s and watermarks) for 400 events of 13 keys."""
+    events = _events(400, 13)
+    return _run_stage([events[:150], Watermark(1000), events[150:300], Watermark(2500), events[300:]], False)
+
+
+def _as_steps(items: list) -> list:
+    steps, batch = [], []
+    for item in items:
+        if isinstance(item, Watermark):
+            steps += [batch, item] if batch else [item]
+            batch = []
+        else:
+            batch.append(item)
+    return steps + ([batch] if batch else [])
+
+
+def test_pipeline_window_results_when_wrapped_entries_then_same_events_and_order_as_per_result(monkeypatch) -> None:
+    steps = _as_steps(_stage_two_input())
+    wrapped = _run_stage(steps, one_by_one=False, vertex="sliding-window")
+    monkeypatch.setattr(EventResult, "wrap_entries", property(lambda self: None))  # the per-chunk results path
+    assert wrapped == _run_stage(steps, one_by_one=False, vertex="sliding-window")
+    results = [item for item in wrapped if not isinstance(item, Watermark)]
+    assert results and all(type(e) is JetEvent and type(e.item) is TimestampedEntry for e in results)
+    assert all(e.timestamp == e.item.timestamp for e in results)
+
+
+def test_wrap_entries_when_not_the_default_result_fn_then_none() -> None:
+    assert EventResult(TimestampedEntry.from_window_result, keyed=True).wrap_entries is not None
+    assert EventResult(lambda start, end, key, result: (key, result), keyed=True).wrap_entries is None
+    assert EventResult(TimestampedEntry.from_window_result, keyed=False).wrap_entries is None
