@@ -31,7 +31,8 @@ inline, ``counting()`` counts a whole inbox at once when its timestamps are ints
 stage 2 folds ``TimestampedEntry`` items without calls; the default ``TimestampedEntry.from_window_result``
 outputs are made a chunk at a time without a call per result; a ``map_to_output_fn`` object with a
 ``window_outputs(start, end, pairs)`` method (the Pipeline API's) is called once per chunk of ``(key, result)``
-pairs instead of once per key and returns the outputs, ``None`` outputs left out.
+pairs instead of once per key and returns the outputs, ``None`` outputs left out; one whose ``wrap_entries`` is
+not None (the Pipeline API's around the default function) gets the default outputs a chunk at a time to wrap.
 
 >>> from processors import Watermark, counting, entry_key, sliding_win_policy, TimestampKind, verify_processor
 >>> p = aggregate_to_sliding_window_p([entry_key], [lambda e: e[1]], TimestampKind.EVENT,
