@@ -18,7 +18,7 @@ Variants (see ``bench/baselines.py``):
 ``pyspark-tuned``      files read in the tasks, tokenise+count fused, one shuffle by word
 ``pyspark-usual``      ``textFile``/``flatMap``/``map``/``reduceByKey``; TF-IDF with ``wholeTextFiles``
 ``python``             single-threaded ``Counter`` (and, for word count, ``python-loop``: a tight dict loop)
-``jetspark-manual-*``   TF-IDF only: the manual's DAG in its other writings (``flat-map``: ``doc-lines`` a plain
+``jetspark-manual-*``  TF-IDF only: the manual's DAG in its other writings (``flat-map``: ``doc-lines`` a plain
                        ``flat_map_p``; ``traverser``: that and a tokenizer emitting a traverser per line;
                        ``two-stage-tf``: ``tf`` as accumulate -> combine); issue 22: each <= 1.60x hand-tuned
 ``dask``               word count only: Dask bag ``read_text``/``map``/``flatten``/``frequencies`` on as many
@@ -274,7 +274,6 @@ def _report(times: dict[tuple[str, str], list[float]], cpu: dict[tuple[str, str]
                 continue
             if (top, bottom) == ("jetspark-manual", "pyspark-tuned"):
                 target = MANUAL_TARGETS.get(job)
-
             ratio = medians[job, top] / medians[job, bottom]
             cpu_ratio = cpu_medians[job, top] / max(cpu_medians[job, bottom], 1e-9)
             verdict = "" if target is None else f"  (target <= {target} wall: {'met' if ratio <= target else 'MISSED'})"
