@@ -10,10 +10,14 @@ Three figures, printed side by side (``local[2]`` unless ``--master`` says other
    UDF -> ``groupBy(k).count()`` (update mode, state across batches) -> the ``noop`` sink, trigger 0 s; the
    rate is rows / ``triggerExecution`` time over ``--ss-batches`` batches after the first (the first holds the
    query's start-up and warm-up). The same query with the map as a JVM expression is printed for reference.
-2. **latency** at ``--rate`` items/s (default 10,000): items carry their creation time (``time.time_ns``); a
-   source paces them, they cross a local edge and a distributed partitioned edge (TCP between the two tasks
-   for half of them) to the measuring processor: p50/p99/p99.9 of creation -> sink over ``--seconds``, after
-   ``--warmup`` seconds left out (the job's first items meet processors still starting), and per hop (/2).
+2. **latency** at ``--rate`` items/s (default 10,000): items carry the time they were due by the source's
+   schedule (so a source held back by back-pressure counts the wait); a source paces them, they cross a local
+   edge and a distributed partitioned edge (TCP between the two tasks for half of them) to the measuring
+   processor, which keeps its measurements in arrays until the end (nothing goes to the driver while it
+   measures): p50/p99/p99.9 of due -> measuring processor over ``--seconds``, after ``--warmup`` seconds left
+   out (the job's first items meet processors still starting), and per hop (/2). Several rates
+   (``--rate 10000,100000,80%``) print the latency curve with where the tail comes from
+   (``latency_curve.py``; ``--curve-only`` runs only that, ``--plot FILE.svg`` draws it).
    Structured Streaming: the ``rate`` source at the same rate -> the map (Python UDF) -> ``foreachBatch``,
    trigger 0 s; a row's latency is the time its batch's result reached the sink minus its creation timestamp,
    over ``--seconds`` after the first three batches (start-up and the backlog it leaves).
@@ -31,15 +35,19 @@ Run: ``.venv/bin/python bench/bench_streaming.py [--items N] [--ss-rows N] [--ra
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import statistics
 import sys
 import tempfile
 import threading
 import time
+from array import array
+from dataclasses import dataclass
 from pathlib import Path
 
-sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parents[1] / "examples")]
+sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parents[1] / "examples"),
+                str(Path(__file__).resolve().parent)]
 
 from dag import DAG, Engine, EngineConfig, ExecutionMode, JobConfig  # noqa: E402
 from edges import between  # noqa: E402
@@ -70,34 +78,51 @@ class CountingSource(Processor):
 
 
 class PacedSource(Processor):
-    """Emits ``(created_ns, i)`` at ``rate`` items/s for ``seconds`` (split over the processors); non-cooperative,
-    so it has its own thread and may sleep."""
+    """Emits ``(due_ns, i, pid, emitted_ns)`` at ``rate`` items/s for ``seconds`` (split over the processors);
+    non-cooperative, so it has its own thread and may sleep. ``due_ns`` is the time item ``i`` was due by the
+    schedule, not the time it was emitted: an item the source emits late (it slept past the due time, or
+    back-pressure held it) counts its wait, so a pipeline that cannot keep up shows as latency, not as a lower
+    rate. ``rate=None`` emits as fast as the outbox takes items (the maximum throughput run), stamped when
+    emitted."""
 
-    def __init__(self, rate: int, seconds: float):
+    def __init__(self, rate: int | None, seconds: float):
         self.rate, self.seconds = rate, seconds
 
     def is_cooperative(self):
         return False
 
     def init(self, outbox, context):
-        self.outbox, self.rate = outbox, self.rate / context.total_parallelism
-        self.start, self.sent, self.pending = time.time(), 0, None
-        self.total = int(self.rate * self.seconds)
+        self.outbox, self.sent, self.pending = outbox, 0, None
+        self.pid = os.getpid()
+        self.start_ns = time.time_ns()
+        if self.rate is None:
+            self.interval_ns, self.total = 0, None
+        else:
+            per_processor = self.rate / context.total_parallelism
+            self.interval_ns, self.total = 1e9 / per_processor, int(per_processor * self.seconds)
 
     def complete(self):
         if self.pending is not None and not self.outbox.offer(self.pending):
             return False
         self.pending = None
-        due = min(self.total, int((time.time() - self.start) * self.rate))
+        now = time.time_ns()
+        if self.total is None:  # unpaced
+            if now - self.start_ns >= self.seconds * 1e9:
+                return True
+            due = self.sent + 1024
+        else:
+            due = min(self.total, int((now - self.start_ns) / self.interval_ns) + 1)
         while self.sent < due:
-            item = (time.time_ns(), self.sent)
+            stamp = now if self.total is None else self.start_ns + int(self.sent * self.interval_ns)
+            item = (stamp, self.sent, self.pid, time.time_ns())
             self.sent += 1
             if not self.outbox.offer(item):
                 self.pending = item
                 return False
-        if self.sent >= self.total:
+        if self.sent == self.total:
             return True
-        time.sleep(0.0002)
+        if self.total is not None:
+            time.sleep(0.0002)
         return False
 
 
@@ -162,35 +187,98 @@ def structured_throughput(spark, rows_per_batch: int, python_map: bool, batches:
     return sum(p["numInputRows"] for p in done) / sum(seconds), statistics.median(seconds)
 
 
+def stamp_mapped(item: tuple) -> tuple:
+    """The measured pipeline's map: appends the time the item reached the map (the end of hop 1)."""
+    return item + (time.time_ns(),)
+
+
 class Latency(Processor):
-    """Turns ``(created_ns, i)`` into ``(created_ns, latency in microseconds)`` when it reaches this processor."""
+    """Measures each ``(due_ns, i, pid, emitted_ns, mapped_ns)`` when it reaches this processor and emits, at
+    the end, one dict of arrays: ``due`` (ns), ``total`` (due -> here, microseconds) and its parts ``pacing`` (due
+    -> emitted by the source), ``hop1`` (emitted -> map, a local edge), ``hop2`` (map -> here, a distributed
+    partitioned edge), ``remote`` (1 when hop 2 crossed tasks: the source ran in another process), and the
+    garbage collections of this task's process meanwhile (``gc``: ``(generation, seconds)``, from
+    ``gc.callbacks``). The measurements stay
+    in the task until the job ends (arrays: no object per item for the collector to walk), so the measured
+    pipeline does not also carry millions of results to the driver while it is measured."""
 
     def init(self, outbox, context):
-        self.outbox = outbox
+        self.outbox, self.pid = outbox, os.getpid()
+        self.arrays = {name: array("q") for name in ("due", "pacing", "hop1", "hop2", "total", "remote")}
+        self.gc: list[tuple[int, float]] = []
+        self._gc_start = 0.0
+        self.result = None
+        gc.callbacks.append(self._on_gc)
+
+    def _on_gc(self, phase, info):
+        if phase == "start":
+            self._gc_start = time.perf_counter()
+        else:
+            self.gc.append((info["generation"], time.perf_counter() - self._gc_start))
 
     def process(self, ordinal, inbox):
         now = time.time_ns()
-        while not inbox.is_empty():
-            created = inbox.peek()[0]
-            if not self.outbox.offer((created, (now - created) / 1000)):
-                return
-            inbox.remove()
+        a = self.arrays
+        items: list = []
+        inbox.drain_to(items)
+        a["due"].extend(item[0] for item in items)
+        a["pacing"].extend((item[3] - item[0]) // 1000 for item in items)
+        a["hop1"].extend((item[4] - item[3]) // 1000 for item in items)
+        a["hop2"].extend((now - item[4]) // 1000 for item in items)
+        a["total"].extend((now - item[0]) // 1000 for item in items)
+        a["remote"].extend(int(item[2] != self.pid) for item in items)
+
+    def complete(self):
+        if self.result is None:  # made once: a refused offer is retried with the same item
+            self.result = {**self.arrays, "gc": self.gc}
+        return self.outbox.offer(self.result)
+
+    def close(self):
+        if self._on_gc in gc.callbacks:
+            gc.callbacks.remove(self._on_gc)
 
 
-def jetspark_latency(engine: Engine, rate: int, seconds: float, warmup: float) -> list[float]:
-    """Latencies (microseconds) of the items created after the first ``warmup`` seconds of a paced job."""
+@dataclass
+class LatencyRun:
+    """One paced run: sorted latencies (microseconds) of the measured items, due -> the measuring processor
+    (``total``) and per part (``pacing``, ``hop1``, ``hop2 local``, ``hop2 remote``), the rate that reached the
+    measuring processors, and the garbage collections in their processes (``(generation, seconds)``)."""
+
+    total: list[int]
+    parts: dict[str, list[int]]
+    rate: float
+    gc: list[tuple[int, float]]
+
+
+def jetspark_latency(engine: Engine, rate: int | None, seconds: float, warmup: float) -> LatencyRun:
+    """The items due after the first ``warmup`` seconds of a paced job of ``warmup + seconds`` (``rate=None``:
+    unpaced, the maximum throughput): source -> map (local edge) -> the measuring processor (distributed
+    partitioned edge, TCP between the tasks for half of the items)."""
     dag = DAG()
     src = dag.new_vertex("paced", lambda: PacedSource(rate, warmup + seconds))
-    ident = dag.new_vertex("map", map_p(lambda x: x))
+    ident = dag.new_vertex("map", map_p(stamp_mapped))
     lat = dag.new_vertex("latency", Latency)
     sink = dag.new_vertex("sink", write_list_p("latencies"))
     dag.edge(between(src, ident)).edge(between(ident, lat).partitioned(lambda x: x[1]).distributed())
     dag.edge(between(lat, sink))
     engine.get_list("latencies").clear()
     engine.new_job(dag, PIPELINED).join(timeout=warmup + seconds + 120)
-    measured = list(engine.get_list("latencies"))
-    first = min(created for created, _ in measured)
-    return sorted(latency for created, latency in measured if created >= first + warmup * 1e9)
+    results = list(engine.get_list("latencies"))
+    first = min(min(r["due"]) for r in results if r["due"])
+    parts: dict[str, list[int]] = {"pacing": [], "hop1": [], "hop2 local": [], "hop2 remote": []}
+    total, arrivals = [], []
+    for r in results:
+        for due, pacing, hop1, hop2, latency, remote in zip(r["due"], r["pacing"], r["hop1"], r["hop2"],
+                                                            r["total"], r["remote"]):
+            if due >= first + warmup * 1e9:
+                total.append(latency)
+                arrivals.append(due + latency * 1000)
+                parts["pacing"].append(pacing)
+                parts["hop1"].append(hop1)
+                parts["hop2 remote" if remote else "hop2 local"].append(hop2)
+    span = (max(arrivals) - min(arrivals)) / 1e9 if len(arrivals) > 1 else float("nan")
+    return LatencyRun(sorted(total), {k: sorted(v) for k, v in parts.items()}, len(total) / span,
+                      [g for r in results for g in r["gc"]])
 
 
 def structured_latency(spark, rate: int, seconds: float, warm_batches: int) -> tuple[list[float], float]:
@@ -318,7 +406,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--items", type=int, default=2_000_000, help="items of the throughput job")
     parser.add_argument("--ss-rows", type=int, default=200_000, help="rows per Structured Streaming micro-batch")
     parser.add_argument("--ss-batches", type=int, default=3, help="measured Structured Streaming batches")
-    parser.add_argument("--rate", type=int, default=10_000, help="items/s of the latency runs")
+    parser.add_argument("--rate", default="10000",
+                        help="items/s of the latency run; a comma list (entries 'N%%': of the measured maximum, "
+                             "e.g. 10000,100000,80%%) sweeps the rates and prints the latency curve "
+                             "(latency_curve.py); the comparison with Structured Streaming uses the first rate")
+    parser.add_argument("--curve-only", action="store_true", help="run only the latency curve of --rate")
+    parser.add_argument("--plot", help="write the latency curve as SVG to this file (e.g. docs/img/latency_curve.svg)")
     parser.add_argument("--seconds", type=float, default=10.0, help="measured seconds of the latency runs")
     parser.add_argument("--warmup", type=float, default=2.0, help="seconds of the jetspark latency run left out")
     parser.add_argument("--repeat", type=int, default=3, help="word count runs per mode")
@@ -328,10 +421,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average before: {load_average()}", flush=True)
     with Engine(config) as engine:
         spark = engine.spark
+        if "," in args.rate or args.curve_only:
+            latency_curve(engine, args)
+            if args.curve_only:
+                return 0
+        # the comparison with Structured Streaming: the first rate in items/s (10,000 when all are percentages)
+        args.rate = next((int(e) for e in args.rate.split(",") if e.strip() and not e.strip().endswith("%")), 10_000)
         rate, startup = jetspark_throughput(engine, args.items, args.repeat)
         ss_rate, ss_batch = structured_throughput(spark, args.ss_rows, True, args.ss_batches, 600)
         ss_native, ss_native_batch = structured_throughput(spark, args.ss_rows, False, args.ss_batches, 600)
-        lat = percentiles(jetspark_latency(engine, args.rate, args.seconds, args.warmup))
+        lat = percentiles(jetspark_latency(engine, args.rate, args.seconds, args.warmup).total)
         floor = percentiles(machine_hop_latency(args.rate, args.seconds, args.warmup))
         ss_lats, ss_lat_batch = structured_latency(spark, args.rate, args.seconds, 3)
         ss_lat = percentiles(ss_lats)
@@ -358,6 +457,30 @@ def main(argv: list[str] | None = None) -> int:
     print(f"floor 2 (p99 per hop <= 1/20 of Structured Streaming's median latency): {lat[1] / 2000:.1f} ms vs "
           f"{ss_lat[0] / 20000:.1f} ms: {'met' if lat[1] / 2 <= ss_lat[0] / 20 else 'MISSED'}")
     return 0
+
+
+def latency_curve(engine: Engine, args: argparse.Namespace) -> list:
+    """The latency curve over ``args.rate`` (``latency_curve.py``), printed, and drawn when ``args.plot``."""
+    import latency_curve as lc
+
+    def maximum() -> float:
+        top = jetspark_latency(engine, None, args.seconds, args.warmup).rate
+        print(f"maximum throughput of the measured pipeline (unpaced source): {top:,.0f} items/s", flush=True)
+        return top
+
+    jetspark_latency(engine, 1000, 1.0, 0.5)  # warm-up: Python workers and imports
+    rates = lc.parse_rates(args.rate, maximum)
+    print(lc.format_curve([]), flush=True)
+    points = lc.sweep(engine, rates, args.seconds, args.warmup, jetspark_latency, machine_hop_latency, percentiles)
+    print(f"load average after the curve: {load_average()}")
+    print(lc.format_curve(points))
+    if args.plot:
+        loads = [p.load for p in points]
+        title = (f"jetspark PIPELINED, {args.master}: latency per hop ({time.strftime('%Y-%m-%d')}, load "
+                 f"{min(loads):.0f}-{max(loads):.0f})")
+        Path(args.plot).write_text(lc.curve_svg(points, title))
+        print(f"wrote {args.plot}")
+    return points
 
 
 def load_average() -> str:

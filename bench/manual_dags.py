@@ -14,6 +14,16 @@ does, because users write them that way:
 
 Both read the driver-side map ``docs`` and write ``counts`` / ``index`` exactly as the examples do, so the
 benchmark checks them against the same reference results.
+
+Other writings of the TF-IDF DAG users write (issue 22), ``tf_idf_dag(stopwords, writing)``, the same results:
+
+- ``"context"`` (the default, above): ``doc-lines`` a ``flat_map_using_context_p``, ``tokenize`` with a
+  ``FlatMapper``, ``tf`` one ``aggregate_by_key_p``;
+- ``"flat-map"``: ``doc-lines`` a plain ``flat_map_p`` (cooperative, local parallelism 1);
+- ``"traverser"``: ``flat_map_p`` doc-lines and a tokenizer that makes a traverser per line and emits it with
+  ``emit_from_traverser`` (:class:`TraverserTokenizeP`);
+- ``"two-stage-tf"``: the default with ``tf`` as ``accumulate_by_key_p`` -> ``combine_by_key_p`` (a local
+  partitioned edge between them).
 """
 
 from __future__ import annotations
@@ -46,7 +56,7 @@ from processors import (
 )
 
 __all__ = ["word_count_dag", "tf_idf_dag", "count_words", "build_index", "doc_lines", "tokenize", "doc_lines_of",
-           "TokenizeP", "TfIdfP"]
+           "doc_lines_plain", "TokenizeP", "TraverserTokenizeP", "TfIdfP", "TF_IDF_WRITINGS"]
 
 _WORDS = re.compile(r"\w+", re.ASCII).findall
 
@@ -87,6 +97,28 @@ class TokenizeP(AbstractProcessor):
 
     def try_process1(self, item: tuple[int, str]) -> bool:
         return self._flat_mapper.try_process(item)
+
+
+def doc_lines_plain(doc: tuple[int, str]) -> list[tuple[int, str]]:
+    """``doc-lines`` for ``flat_map_p``: :func:`doc_lines_of` without the context argument."""
+    return doc_lines_of(None, doc)
+
+
+class TraverserTokenizeP(TokenizeP):
+    """``TokenizeP`` as a user writes it without a ``FlatMapper``: a traverser over each line's words, emitted
+    with ``emit_from_traverser`` (resumed on the next call when the outbox is full)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._words = None
+
+    def try_process1(self, item: tuple[int, str]) -> bool:
+        if self._words is None:
+            self._words = traverse_iterable(self._doc_words(item))
+        if not self.emit_from_traverser(self._words):
+            return False
+        self._words = None
+        return True
 
 
 class TfIdfP(AbstractProcessor):
@@ -141,21 +173,35 @@ def word_count_dag() -> DAG:
     )
 
 
-def tf_idf_dag(stopwords: str | Path) -> DAG:
-    """TF-IDF as the manual writes it (doc-source, doc-lines, doc-count, stopword-source at parallelism 1)."""
+TF_IDF_WRITINGS = ("context", "flat-map", "traverser", "two-stage-tf")
+
+
+def tf_idf_dag(stopwords: str | Path, writing: str = "context") -> DAG:
+    """TF-IDF as the manual writes it (doc-source, doc-lines, doc-count, stopword-source at parallelism 1), in
+    one of :data:`TF_IDF_WRITINGS` (see the module docstring)."""
+    if writing not in TF_IDF_WRITINGS:
+        raise ValueError(f"unknown TF-IDF writing {writing!r}; choose from {', '.join(TF_IDF_WRITINGS)}")
     stopwords_path = str(Path(stopwords).resolve())
     dag = DAG()
     stopword_source = dag.new_vertex("stopword-source", lambda: tf_idf.StopwordsP(stopwords_path),
                                      local_parallelism=1)
     doc_source = dag.new_vertex("doc-source", read_map_p(tf_idf.DOCS_MAP), local_parallelism=1)
     doc_count = dag.new_vertex("doc-count", aggregate_p(counting()), local_parallelism=1)
-    lines = dag.new_vertex(
-        "doc-lines",
-        flat_map_using_context_p(ContextFactory.with_create_fn(lambda: None).non_cooperative(), doc_lines_of),
-        local_parallelism=1,
-    )
-    tokenizer = dag.new_vertex("tokenize", TokenizeP)
-    tf = dag.new_vertex("tf", aggregate_by_key_p([whole_item], counting(), entry))
+    if writing in ("flat-map", "traverser"):
+        lines = dag.new_vertex("doc-lines", flat_map_p(doc_lines_plain), local_parallelism=1)
+    else:
+        lines = dag.new_vertex(
+            "doc-lines",
+            flat_map_using_context_p(ContextFactory.with_create_fn(lambda: None).non_cooperative(), doc_lines_of),
+            local_parallelism=1,
+        )
+    tokenizer = dag.new_vertex("tokenize", TraverserTokenizeP if writing == "traverser" else TokenizeP)
+    if writing == "two-stage-tf":
+        tf_in = dag.new_vertex("tf-accumulate", accumulate_by_key_p([whole_item], counting()))
+        tf = dag.new_vertex("tf", combine_by_key_p(counting(), entry))
+        dag.edge(between(tf_in, tf).partitioned(entry_key, Partitioner.HASH_CODE))
+    else:
+        tf_in = tf = dag.new_vertex("tf", aggregate_by_key_p([whole_item], counting(), entry))
     scores = dag.new_vertex("tf-idf", TfIdfP)
     sink = dag.new_vertex("sink", write_map_p(tf_idf.INDEX_MAP))
     return (
@@ -163,7 +209,7 @@ def tf_idf_dag(stopwords: str | Path) -> DAG:
         .edge(between(doc_source, doc_count).distributed().broadcast())
         .edge(from_(doc_source, 1).to(lines))
         .edge(from_(lines).to(tokenizer, 1))
-        .edge(between(tokenizer, tf).partitioned(whole_item, Partitioner.HASH_CODE))
+        .edge(between(tokenizer, tf_in).partitioned(whole_item, Partitioner.HASH_CODE))
         .edge(between(doc_count, scores).broadcast().priority(-1))
         .edge(from_(tf).to(scores, 1).distributed().partitioned(lambda e: e[0][1], Partitioner.HASH_CODE))
         .edge(between(scores, sink))
@@ -177,8 +223,8 @@ def count_words(engine, books: str | Path) -> dict[str, int]:
     return dict(engine.get_map(word_count.COUNTS_MAP))
 
 
-def build_index(engine, books: str | Path, stopwords: str | Path) -> dict[str, list]:
-    """Run the manual's TF-IDF on ``books``; ``{word: [(doc_id, score), ...]}``."""
+def build_index(engine, books: str | Path, stopwords: str | Path, writing: str = "context") -> dict[str, list]:
+    """Run the manual's TF-IDF (in ``writing``) on ``books``; ``{word: [(doc_id, score), ...]}``."""
     tf_idf.prepare(engine, books)
-    engine.new_job(tf_idf_dag(stopwords)).join()
+    engine.new_job(tf_idf_dag(stopwords, writing)).join()
     return dict(engine.get_map(tf_idf.INDEX_MAP))

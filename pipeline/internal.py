@@ -32,6 +32,7 @@ from pipeline.events import JetEvent, format_time
 from pipeline.join import ItemsByTag, Tag
 from processors.aggregate import AggregateOperation
 from processors.diagnostic import PeekWrappedP
+from processors.functions import c_level
 from processors.inbox import Inbox
 from processors.processor import Processor
 from processors.suppliers import MappedMetaSupplier
@@ -40,6 +41,7 @@ from processors.watermark import Watermark
 from processors.windows import TimestampedEntry
 
 _new_tuple = tuple.__new__
+_ITEM = attrgetter("item")
 
 __all__ = [
     "HashJoinCollectP", "HashJoinP", "DistinctP", "RollingAggregateP", "CheckedKey", "UnwrapEventsP",
@@ -50,12 +52,31 @@ __all__ = [
 
 
 class CheckedKey:
-    """``key_fn`` that raises Jet's null-key error (naming ``stage``) when it returns ``None``."""
+    """``key_fn`` that raises Jet's null-key error (naming ``stage``) when it returns ``None``; ``unwrap``:
+    applied to the plain item of a ``JetEvent``.
+
+    :meth:`keys_of` is the batch form the windowing processors call for a whole inbox: C-level passes
+    (``attrgetter("item")``, ``entry_key`` as ``itemgetter(0)``) instead of a Python call per item."""
 
     def __init__(self, key_fn: Callable[[Any], Any], stage: str, unwrap: bool = False):
         self.key_fn = key_fn
         self.stage = stage
         self.unwrap = unwrap
+
+    def keys_of(self, items: Sequence[Any]) -> list:
+        """``[self(item) for item in items]``; a ``None`` key raises the same error as :meth:`__call__`.
+
+        >>> from processors.functions import entry_key
+        >>> CheckedKey(entry_key, "s", unwrap=True).keys_of([JetEvent(1, ("a", 1)), JetEvent(2, ("b", 2))])
+        ['a', 'b']
+        """
+        fn = c_level(self.key_fn)
+        keys = list(map(fn, map(_ITEM, items) if self.unwrap else items))
+        if None in keys:  # a key equal to None: find the item whose key is None, if any, by identity
+            for item, key in zip(items, keys):
+                if key is None:
+                    self(item)
+        return keys
 
     def __call__(self, item: Any) -> Any:
         plain = item.item if self.unwrap else item
@@ -362,6 +383,17 @@ class EventResult:
     def __call__(self, start: int, end: int, key: Any, result: Any) -> Any:
         out = self.fn(start, end, key, result) if self.keyed else self.fn(start, end, result)
         return None if out is None else JetEvent(end, out)
+
+    @property
+    def wrap_entries(self) -> Callable[[int, list], list] | None:
+        """For ``TimestampedEntry.from_window_result`` (keyed): ``wrap(end, entries)`` -> ``[JetEvent(end, entry),
+        ...]``, so that the sliding-window processors make the entries straight from the window with C-level
+        passes, as for a Core DAG, and only wrap them; None for any other function."""
+        return self._wrap if self.keyed and self.fn is TimestampedEntry.from_window_result else None
+
+    @staticmethod
+    def _wrap(end: int, entries: list) -> list:
+        return list(map(JetEvent, repeat(end), entries))
 
     def window_outputs(self, start: int, end: int, pairs: list) -> list:
         """``[self(start, end, key, result) for key, result in pairs]``, ``None`` outputs left out: the

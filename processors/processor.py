@@ -43,7 +43,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from dag.errors import ProcessorContractError
 from processors.inbox import Inbox
-from processors.traverser import Traverser, to_traverser
+from processors.traverser import Traverser, _IteratorTraverser, to_traverser
 
 __all__ = ["Processor", "AbstractProcessor", "FlatMapper", "BatchTransform"]
 
@@ -295,7 +295,12 @@ class AbstractProcessor(Processor):
         traverser, iterator or iterable (an iterable such as a list resumes where it stopped, it is not
         restarted); for one output sequence per input item use ``flat_mapper``.
         """
-        next_ = self._next_fn_of(traverser, "_emitting")
+        t = self._traverser_of(traverser, "_emitting")
+        if t.__class__ is _IteratorTraverser and t._items is not None and self._pending_item is None:
+            done = self._emit_sequence_rest(t, ordinal)  # a list or tuple: its rest in one offer_many
+            if done is not None:
+                return done
+        next_ = t.next
         offer = self._outbox.offer
         item = self._pending_item
         if item is None:
@@ -310,17 +315,41 @@ class AbstractProcessor(Processor):
         self._emitting = (None, None)
         return True
 
-    def _next_fn_of(self, obj: Any, slot: str) -> Callable[[], Any]:
-        """``obj.next`` for a Traverser; for an iterable, the traverser made from it when it was first given (kept
-        in ``slot`` until its emission finishes), so that a call after a refusal resumes instead of restarting.
-        """
+    def _emit_sequence_rest(self, t: Any, ordinal: int | Sequence[int]) -> bool | None:
+        """The fast path of ``emit_from_traverser`` for a traverser over a list or tuple: the rest of it offered
+        with one ``Outbox.offer_many`` (the same items in the same order as offering them one by one; full
+        buckets stop it as a refusal would, and the next call continues there). None when a ``None`` item is
+        in the sequence: the per-item path then raises the traverser's own error at that item."""
+        items = t._items
+        try:
+            if None in items:
+                return None
+        except Exception:  # items whose == is not a bool: the per-item path
+            return None
+        start = t._position
+        end = self._outbox.offer_many(items, start, ordinal, no_none=True)
+        if end != start:
+            t.skip_to(end)
+        if end < len(items):
+            return False
+        self._emitting = (None, None)
+        return True
+
+    def _traverser_of(self, obj: Any, slot: str) -> Any:
+        """``obj`` when it is a Traverser; for an iterable, the traverser made from it when it was first given
+        (kept in ``slot`` until its emission finishes), so that a call after a refusal resumes instead of
+        restarting."""
         if isinstance(obj, Traverser):
-            return obj.next
+            return obj
         source, converted = getattr(self, slot)
         if source is not obj:
             converted = to_traverser(obj)
             setattr(self, slot, (obj, converted))
-        return converted.next
+        return converted
+
+    def _next_fn_of(self, obj: Any, slot: str) -> Callable[[], Any]:
+        """``next`` of :meth:`_traverser_of`."""
+        return self._traverser_of(obj, slot).next
 
     def flat_mapper(self, fn: Callable[[Any], Any], ordinal: int | Sequence[int] = -1) -> "FlatMapper":
         """A ``FlatMapper`` emitting ``fn(item)`` (a traverser or an iterable) for each item to ``ordinal``."""

@@ -24,13 +24,15 @@ until a watermark acted), ``top_ts`` (highest frame seen) and, for a sliding pol
 Results of the recomputed and tumbling windows use ``finish_fn``; the persistent sliding window's use
 ``export_fn`` (the accumulator lives on).
 
-Fast paths (same output, same order): ``entry_key``/``entry_value`` run as ``operator.itemgetter``; with
+Fast paths (same output, same order): ``entry_key``/``entry_value`` run as ``operator.itemgetter``; a key
+function with a ``keys_of(items)`` method (the Pipeline API's ``CheckedKey``) gives a batch's keys in one call; with
 ``counting()`` or ``summing()`` (``AggregateOperation.fast_path``) accumulators are ints combined with ``+``/``-``
 inline, ``counting()`` counts a whole inbox at once when its timestamps are ints (``processors.window_bulk``) and
 stage 2 folds ``TimestampedEntry`` items without calls; the default ``TimestampedEntry.from_window_result``
 outputs are made a chunk at a time without a call per result; a ``map_to_output_fn`` object with a
 ``window_outputs(start, end, pairs)`` method (the Pipeline API's) is called once per chunk of ``(key, result)``
-pairs instead of once per key and returns the outputs, ``None`` outputs left out.
+pairs instead of once per key and returns the outputs, ``None`` outputs left out; one whose ``wrap_entries`` is
+not None (the Pipeline API's around the default function) gets the default outputs a chunk at a time to wrap.
 
 >>> from processors import Watermark, counting, entry_key, sliding_win_policy, TimestampKind, verify_processor
 >>> p = aggregate_to_sliding_window_p([entry_key], [lambda e: e[1]], TimestampKind.EVENT,
@@ -180,7 +182,9 @@ class SlidingWindowP(WindowingProcessor):
         per-item loop, which also names a failing function, must run instead."""
         try:
             stamps = list(map(self._timestamp_fns[ordinal], items))
-            keys = list(map(self._key_fns[ordinal], items))
+            key_fn = self._key_fns[ordinal]
+            keys_of = getattr(key_fn, "keys_of", None)  # a key function with a batch form (the pipeline's)
+            keys = keys_of(items) if keys_of is not None else list(map(key_fn, items))
         except Exception:
             return False
         if not stamps or not all_ints(stamps):
@@ -288,6 +292,7 @@ class SlidingWindowP(WindowingProcessor):
         map_to_output, finish, export = self._map_to_output_fn, self._op.finish_fn, self._op.export_fn
         plain_entries = map_to_output is TimestampedEntry.from_window_result
         window_outputs = getattr(map_to_output, "window_outputs", None)
+        wrap = getattr(map_to_output, "wrap_entries", None)  # the Pipeline API's JetEvent around plain entries
         end = start
         while end <= last:
             if not self.sliding_window:  # skip windows that hold no frame: they emit nothing
@@ -300,10 +305,14 @@ class SlidingWindowP(WindowingProcessor):
                         return
             window = self._compute_window(end)
             result_fn = export if window is self.sliding_window else finish
-            entries_as_is = plain_entries and result_fn is identity
+            entries_as_is = (plain_entries or wrap is not None) and result_fn is identity
             # outputs are made and offered in chunks, so that few are alive at a time
             if entries_as_is:
-                yield from stamped_chunks(end, window, _CHUNK)
+                if wrap is None:
+                    yield from stamped_chunks(end, window, _CHUNK)
+                else:
+                    for entries in stamped_chunks(end, window, _CHUNK):
+                        yield wrap(end, entries)
             else:
                 pairs, begin = iter(window.items()), end - window_size
                 chunk = list(islice(pairs, _CHUNK))

@@ -181,11 +181,22 @@ class Traverser:
 
 
 class _IteratorTraverser(Traverser):
-    __slots__ = ("_it", "_position")
+    """``traverse_iterable``'s traverser. Over a list or tuple it keeps the sequence (``_items``; ``_position``
+    is then the list iterator's index), so that ``AbstractProcessor.emit_from_traverser`` can emit the rest in
+    one ``Outbox.offer_many`` and move the iterator past it (:meth:`skip_to`)."""
+
+    __slots__ = ("_it", "_position", "_items")
 
     def __init__(self, iterable: Iterable[Any]):
+        cls = iterable.__class__
+        self._items = iterable if cls is list or cls is tuple else None
         self._it = iter(iterable)
         self._position = 0
+
+    def skip_to(self, position: int) -> None:
+        """Continue at index ``position`` of the list or tuple (the items before it were emitted)."""
+        self._it.__setstate__(position)
+        self._position = position
 
     def next(self) -> Any:
         item = next(self._it, _END)

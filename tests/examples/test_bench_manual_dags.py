@@ -1,0 +1,39 @@
+"""bench/manual_dags.py: the manual's TF-IDF DAG in every writing the benchmark times computes the reference
+index on the sample (so ``bench_jobs.py`` compares equal work across writings)."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parents[1] / "bench"), str(HERE.parents[1] / "examples"), str(HERE)]
+
+import manual_dags  # noqa: E402
+import reference  # noqa: E402
+import tf_idf  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def reference_index() -> dict:
+    return reference.inverted_index(tf_idf.BOOKS, set(tf_idf.read_stopwords(tf_idf.STOPWORDS)))
+
+
+def test_tf_idf_dag_when_unknown_writing_then_error_lists_the_writings() -> None:
+    with pytest.raises(ValueError, match="unknown TF-IDF writing 'loops'; choose from context, flat-map"):
+        manual_dags.tf_idf_dag(tf_idf.STOPWORDS, "loops")
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("writing", manual_dags.TF_IDF_WRITINGS)
+def test_manual_tf_idf_when_each_writing_then_index_equals_reference(engine, writing: str,
+                                                                     reference_index: dict) -> None:
+    index = manual_dags.build_index(engine, tf_idf.BOOKS, tf_idf.STOPWORDS, writing)
+    assert index.keys() == reference_index.keys()
+    for word, postings in reference_index.items():
+        got = sorted(index[word])
+        assert [d for d, _ in got] == [d for d, _ in postings], word
+        assert all(math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12) for (_, a), (_, b) in zip(got, postings)), word
