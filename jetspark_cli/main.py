@@ -7,6 +7,7 @@
     jetspark dot     TARGET [--plan] [-o FILE] [FUNCTION OPTIONS...]
     jetspark explain TARGET [--master URL] [--members N] [--parallelism L] [FUNCTION OPTIONS...]
     jetspark render  TARGET -o FILE [--format FMT] [--plan] [FUNCTION OPTIONS...]
+    jetspark pack-env OUT.tar.gz [--venv DIR] [--force]
 
 ``TARGET`` is ``MODULE[:FUNCTION]`` or ``PATH.py[:FUNCTION]``; ``FUNCTION`` defaults to ``job`` and returns a
 ``DAG`` or a :class:`jetspark_cli.spec.JobSpec` (see :mod:`jetspark_cli.target` for how options reach it).
@@ -111,6 +112,14 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
     render.add_argument("--format", help="graphviz format (svg, png, pdf, ...; default: FILE's suffix or svg)")
     render.add_argument("--plan", action="store_true", help="draw the Spark plan instead of the DAG")
     engine_options(render)
+
+    pack = subs["pack-env"] = commands.add_parser(
+        "pack-env", help="Pack the current virtual environment for executors with nothing installed (venv-pack).",
+        description="Pack a virtual environment (default: the current one) into OUT with venv-pack, for "
+                    "EngineConfig(python_env_archive=OUT) on a cluster.", allow_abbrev=False)
+    pack.add_argument("output", metavar="OUT", help="the archive to write: OUT.tar.gz, OUT.tgz or OUT.zip")
+    pack.add_argument("--venv", metavar="DIR", help="the virtual environment to pack (default: the current one)")
+    pack.add_argument("--force", action="store_true", help="overwrite OUT if it exists")
     return parser, subs
 
 
@@ -247,6 +256,18 @@ def _cmd_run(args: argparse.Namespace, spec: Any, target: Target) -> None:
           else f"job {name!r} {outcome} ({elapsed:.2f} s with start-up)", file=sys.stderr)
 
 
+def _cmd_pack_env(args: argparse.Namespace, rest: list[str]) -> None:
+    from jetspark_cli.pack_env import pack_env
+
+    if rest:
+        raise UsageError(f"unexpected arguments {' '.join(rest)!r}; usage: jetspark pack-env OUT.tar.gz [--venv DIR]")
+    started = time.perf_counter()
+    path = pack_env(args.output, venv=args.venv, force=args.force)
+    size = os.path.getsize(path) / 2**20
+    print(f"packed {args.venv or sys.prefix} into {path} ({size:.1f} MB, {time.perf_counter() - started:.1f} s); "
+          f"use EngineConfig(python_env_archive={path!r})", file=sys.stderr)
+
+
 def _call_user(target: Target, role: str, fn: Any, *args: Any) -> None:
     try:
         fn(*args)
@@ -285,7 +306,10 @@ def main(argv: list[str] | None = None) -> int:
     from dag.errors import DagError, JobFailedError
 
     try:
-        _run_command(subs[args.command], args, rest)
+        if args.command == "pack-env":
+            _cmd_pack_env(args, rest)
+        else:
+            _run_command(subs[args.command], args, rest)
         return 0
     except UsageError as exc:
         return _fail(args, exc, f"jetspark {args.command}: {exc}", 2)
