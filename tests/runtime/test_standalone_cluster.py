@@ -6,17 +6,20 @@ outlive it). The executors run a SECOND virtual environment holding only jetspar
 (pydantic, networkx, graphviz; pyspark comes from Spark's own ``python/lib/pyspark.zip``), built once and
 cached in the temporary directory: every job proves that the engine shipped jetspark's packages itself.
 
-Each driver runs in a subprocess (one SparkContext per process; the suite's shared session is local[2]):
+The driver runs in a subprocess (one SparkContext per process; the suite's shared session is local[2]) and
+runs two applications one after the other (module fixture ``main_run``; each scenario's outcome or error is
+recorded, so one failure does not hide the others):
 
-- one driver (module fixture ``main_run``) runs, on the executor venv: word count and TF-IDF (compared with
-  the same examples on the shared local session), a PIPELINED job across both executors (items crossing
-  between them over jetspark's TCP links), a job whose function needs a module the executors lack (the
-  error names it and the Python), and an EXACTLY_ONCE job whose executor JVM is killed (``kill -9``)
-  mid-run and restarts from its snapshot on the replacement executor with exact output;
-- one driver gives the executors nothing but ``python_env_archive`` (the executor venv packed with
-  ``jetspark pack-env``, once, cached);
-- the last one kills a whole worker (its Worker and executor JVMs) during a STAGED job: Spark's retries on
-  the remaining worker give the exact result.
+1. executors on the executor venv: word count and TF-IDF (compared with the same examples on the shared
+   local session), a PIPELINED job across both executors (items crossing between them over jetspark's TCP
+   links), a job whose function needs a module the executors lack (the error names it and the Python), and
+   an EXACTLY_ONCE job whose executor JVM is killed (``kill -9``) mid-run and restarts from its snapshot on
+   the replacement executor with exact output;
+2. executors given nothing but ``python_env_archive`` (the executor venv packed with ``jetspark pack-env``,
+   once, cached): a job showing they run in it, then a STAGED job during which a whole worker (its Worker
+   and executor JVMs) is killed for good: Spark's retries on the remaining worker give the exact result.
+
+The cluster script's own tests come first in the file: they need both workers still running.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 CLUSTER_SH = os.path.join(REPO, "scripts", "cluster.sh")
 EXAMPLES = os.path.join(REPO, "examples")
 RUNTIME_DEPS = ("pydantic", "networkx", "graphviz")
-DRIVER_TIMEOUT = 420
+DRIVER_TIMEOUT = 600
 sys.path.insert(0, EXAMPLES)  # before the shared local session starts: its workers get the driver's sys.path
 
 
@@ -280,11 +283,12 @@ def guarded(fn):
 MAIN_SCRIPT = PRELUDE + '''
 import word_count, tf_idf
 from dag.runtime.pipelined import coordinator
+from processors import accumulate_by_key_p, counting
 
 coordinator.SLOT_WAIT_SECONDS = 180  # a replacement executor on this busy shared machine can take a while
-python, marker, output, snapshots = sys.argv[2:6]
+python, marker, output, snapshots, archive, worker_marker = sys.argv[2:8]
 result = {}
-config = EngineConfig(master=master, members=2, spark_conf={"spark.pyspark.python": python})
+config = EngineConfig(master=master, members=2, snapshot_dir=snapshots, spark_conf={"spark.pyspark.python": python})
 with Engine(config) as engine:
     wait_for_executors(engine, 2)
     conf = engine.spark.sparkContext.getConf()
@@ -303,10 +307,8 @@ with Engine(config) as engine:
         out = dag.new_vertex("out", write_list_p("p-out"))
         dag.edge(between(src, origin)).edge(between(origin, receiver).partitioned(lambda i: i[1]).distributed())
         dag.edge(between(receiver, out))
-        job_config = JobConfig(execution_mode=ExecutionMode.PIPELINED)
-        explained = engine.plan(dag, job_config).explain()
-        engine.new_job(dag, job_config).join(timeout=300)
-        return {"rows": sorted(engine.get_list("p-out")), "explain": explained}
+        engine.new_job(dag, JobConfig(execution_mode=ExecutionMode.PIPELINED)).join(timeout=300)
+        return sorted(engine.get_list("p-out"))
 
     result["pipelined"] = guarded(pipelined)
 
@@ -338,46 +340,41 @@ with Engine(config) as engine:
         return {"numbers": sorted(numbers), "n": n, "restarts": job.metrics().restarts,
                 "killed": open(marker).read() if os.path.exists(marker) else None}
 
-    with_snapshots = Engine(config.model_copy(update={"snapshot_dir": snapshots}), spark=engine.spark)
-    with with_snapshots:
-        result["exactly_once"] = guarded(exactly_once)
-print("RESULT " + json.dumps(result))
-'''
+    result["exactly_once"] = guarded(exactly_once)
 
-ARCHIVE_SCRIPT = PRELUDE + '''
-with Engine(EngineConfig(master=master, members=2, python_env_archive=sys.argv[2])) as engine:
-    wait_for_executors(engine, 1)
-    print("RESULT " + json.dumps({"where": where_job(engine),
-                                  "python": engine.spark.sparkContext.getConf().get("spark.pyspark.python")}))
-'''
-
-WORKER_LOSS_SCRIPT = PRELUDE + '''
-from processors import accumulate_by_key_p, counting
-
-python, marker = sys.argv[2:4]
+# a second application of the same driver: executors given nothing but the packed environment
 with Engine(EngineConfig(master=master, members=2, default_local_parallelism=2,
-                         spark_conf={"spark.pyspark.python": python})) as engine:
+                         python_env_archive=archive)) as engine:
     wait_for_executors(engine, 2)
-    engine.get_list("in").extend(range(4000))
-    dag = DAG()
-    src = dag.new_vertex("src", read_list_p("in"))
-    sq = dag.new_vertex("square", map_p(usermod.kill_worker_once(marker)))
-    count = dag.new_vertex("count", accumulate_by_key_p([lambda x: x % 7], counting()))
-    out = dag.new_vertex("out", write_list_p("out"))
-    dag.edge(between(src, sq)).edge(between(sq, count).partitioned(lambda x: x % 7).distributed())
-    dag.edge(between(count, out))
-    engine.new_job(dag, JobConfig(execution_mode=ExecutionMode.STAGED)).join(timeout=360)
-    print("RESULT " + json.dumps({"counts": sorted(engine.get_list("out")),
-                                  "killed": open(marker).read() if os.path.exists(marker) else None}))
+    result["archive_python"] = engine.spark.sparkContext.getConf().get("spark.pyspark.python")
+    result["archive_where"] = guarded(lambda: where_job(engine))
+
+    def worker_loss():  # last: the cluster keeps one worker afterwards
+        engine.get_list("in").extend(range(4000))
+        dag = DAG()
+        src = dag.new_vertex("src", read_list_p("in"))
+        sq = dag.new_vertex("square", map_p(usermod.kill_worker_once(worker_marker)))
+        count = dag.new_vertex("count", accumulate_by_key_p([lambda x: x % 7], counting()))
+        out = dag.new_vertex("out", write_list_p("out"))
+        dag.edge(between(src, sq)).edge(between(sq, count).partitioned(lambda x: x % 7).distributed())
+        dag.edge(between(count, out))
+        engine.new_job(dag, JobConfig(execution_mode=ExecutionMode.STAGED)).join(timeout=360)
+        return {"counts": sorted(engine.get_list("out")),
+                "killed": open(worker_marker).read() if os.path.exists(worker_marker) else None}
+
+    result["worker_loss"] = guarded(worker_loss)
+print("RESULT " + json.dumps(result))
 '''
 
 
 @pytest.fixture(scope="module")
 def main_run(cluster, executor_venv, tmp_path_factory) -> dict:
+    """The one driver of the module (two applications one after the other; see the module docstring)."""
+    archive = _packed_venv(executor_venv)
     tmp = tmp_path_factory.mktemp("main-driver")
     return run_driver(tmp, MAIN_SCRIPT, cluster.url, os.path.join(executor_venv, "bin", "python"),
-                      str(tmp / "killed"), str(tmp / "out"), str(tmp / "snapshots"),
-                      env_extra={"JETSPARK_CLUSTER_SECRET": cluster.secret})
+                      str(tmp / "killed"), str(tmp / "out"), str(tmp / "snapshots"), archive,
+                      str(tmp / "worker-killed"), env_extra={"JETSPARK_CLUSTER_SECRET": cluster.secret})
 
 
 def ok(section: dict):
@@ -429,18 +426,17 @@ def test_standalone_when_word_count_and_tf_idf_then_equal_to_local_mode(main_run
     local_index = tf_idf.build_index(engine)
     cluster_index = ok(main_run["tf_idf"])
     assert sorted(cluster_index) == sorted(local_index)
-    for word, postings in local_index.items():
-        assert [d for d, _ in cluster_index[word]] == [d for d, _ in postings], word
-        assert [s for _, s in cluster_index[word]] == pytest.approx([s for _, s in postings], rel=1e-12), word
+    for word, postings in local_index.items():  # a word's postings come in the order the documents arrived
+        expected, got = sorted(postings), sorted(cluster_index[word])
+        assert [d for d, _ in got] == [d for d, _ in expected], word
+        assert [s for _, s in got] == pytest.approx([s for _, s in expected], rel=1e-12), word
 
 
 def test_standalone_when_pipelined_then_tasks_on_both_executors_exchange_items_over_links(main_run):
-    result = ok(main_run["pipelined"])
-    rows = result["rows"]  # (receiver executor, origin executor, item)
+    rows = ok(main_run["pipelined"])  # (receiver executor, origin executor, item)
     assert sorted(r[2] for r in rows) == list(range(400))
     assert len({r[0] for r in rows}) == 2 and len({r[1] for r in rows}) == 2, "tasks did not run on 2 executors"
-    crossed = [r for r in rows if r[0] != r[1]]
-    assert crossed, "no item crossed from one executor to the other"
+    assert any(r[0] != r[1] for r in rows), "no item crossed from one executor to the other"
     for receiver in {r[0] for r in rows}:  # a distributed partitioned edge: one receiver per key in the job
         assert len({r[2] for r in rows if r[0] == receiver}) < 400
 
@@ -449,7 +445,7 @@ def test_standalone_when_executors_lack_a_module_then_error_names_it_and_the_pyt
     section = main_run["missing_module"]
     assert "error" in section, "the job needing iniconfig on the executors did not fail"
     error = section["error"]
-    assert error.startswith("JobFailedError") and "iniconfig" in error, error
+    assert error.startswith("JobFailedError") and "cannot import module 'iniconfig'" in error, error
     assert os.path.join(executor_venv, "bin", "python") in error and "python_env_archive" in error, error
 
 
@@ -460,12 +456,9 @@ def test_standalone_when_executor_jvm_killed_in_exactly_once_job_then_restored_e
     assert result["numbers"] == list(range(result["n"]))
 
 
-def test_standalone_when_only_python_env_archive_then_executors_run_in_it(cluster, executor_venv, tmp_path):
-    archive = _packed_venv(executor_venv)
-    result = run_driver(tmp_path, ARCHIVE_SCRIPT, cluster.url, archive,
-                        env_extra={"JETSPARK_CLUSTER_SECRET": cluster.secret})
-    assert result["python"] == "./environment/bin/python"
-    rows = result["where"]
+def test_standalone_when_only_python_env_archive_then_executors_run_in_it(main_run, cluster):
+    assert main_run["archive_python"] == "./environment/bin/python"
+    rows = ok(main_run["archive_where"])
     assert [r[0] for r in rows] == list(range(20))
     for _, _, executable, prefix, processors_file in rows:
         # the executor unpacked the archive into its work directory as ./environment and runs its Python
@@ -474,10 +467,8 @@ def test_standalone_when_only_python_env_archive_then_executors_run_in_it(cluste
         assert "jetspark-packages-" in processors_file
 
 
-def test_standalone_when_worker_lost_for_good_in_staged_job_then_exact_result(cluster, executor_venv, tmp_path):
-    # runs last: the cluster keeps one worker afterwards
-    result = run_driver(tmp_path, WORKER_LOSS_SCRIPT, cluster.url, os.path.join(executor_venv, "bin", "python"),
-                        str(tmp_path / "killed"), env_extra={"JETSPARK_CLUSTER_SECRET": cluster.secret})
+def test_standalone_when_worker_lost_for_good_in_staged_job_then_exact_result(main_run, cluster):
+    result = ok(main_run["worker_loss"])
     assert result["killed"], "no worker was killed: the test proves nothing"
     n = 4000
     expected = sorted([k, sum(1 for x in range(n) if (x * x) % 7 == k)] for k in range(7))
