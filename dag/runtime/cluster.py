@@ -125,23 +125,21 @@ def ship_packages(sc: Any) -> str:
     return path
 
 
-def executor_python(config: Any, environ: dict[str, str] | None = None) -> tuple[str, str]:
-    """The executors' Python for ``config`` on a cluster master, and where that choice came from (for errors).
+def executor_python(config: Any, environ: dict[str, str] | None = None) -> str:
+    """The executors' Python for ``config`` on a cluster master (see the module docstring for the order).
 
     >>> from dag.config import EngineConfig
-    >>> executor_python(EngineConfig(master="spark://h:7077"), {})[0]
+    >>> executor_python(EngineConfig(master="spark://h:7077"), {})
     'python3'
-    >>> executor_python(EngineConfig(master="yarn", python_env_archive="env.tar.gz"), {})[0]
+    >>> executor_python(EngineConfig(master="yarn", python_env_archive="env.tar.gz"), {})
     './environment/bin/python'
     """
     environ = os.environ if environ is None else environ
     if "spark.pyspark.python" in config.spark_conf:
-        return config.spark_conf["spark.pyspark.python"], "spark_conf['spark.pyspark.python']"
+        return config.spark_conf["spark.pyspark.python"]
     if config.python_env_archive:
-        return f"./{ENVIRONMENT_ALIAS}/bin/python", f"EngineConfig.python_env_archive={config.python_env_archive!r}"
-    if environ.get("PYSPARK_PYTHON"):
-        return environ["PYSPARK_PYTHON"], "the PYSPARK_PYTHON environment variable"
-    return "python3", "the default: python3 on the executors' PATH"
+        return f"./{ENVIRONMENT_ALIAS}/bin/python"
+    return environ.get("PYSPARK_PYTHON") or "python3"
 
 
 def _is_url(path: str) -> bool:

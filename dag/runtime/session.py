@@ -156,7 +156,7 @@ def worker_python(config: Any) -> str:
     from dag.runtime.cluster import executor_python
 
     if not on_this_machine(config.master):
-        return executor_python(config)[0]
+        return executor_python(config)
     if config.python_env_archive:
         raise DagValidationError(
             f"EngineConfig.python_env_archive is for cluster masters; master {config.master!r} runs its workers on "

@@ -64,18 +64,17 @@ def test_package_zip_when_imported_from_zip_then_dag_works(tmp_path):
 
 
 def test_executor_python_when_nothing_set_then_python3_never_the_drivers_path():
-    python, why = executor_python(EngineConfig(master=STANDALONE), {})
-    assert python == "python3" and "default" in why
+    assert executor_python(EngineConfig(master=STANDALONE), {}) == "python3"
     assert _defaults(EngineConfig(master=STANDALONE, secure=False))["spark.pyspark.python"] == "python3"
 
 
 def test_executor_python_when_conf_archive_or_env_then_that_order(archive):
     env = {"PYSPARK_PYTHON": "/opt/py/bin/python"}
-    assert executor_python(EngineConfig(master=STANDALONE), env)[0] == "/opt/py/bin/python"
+    assert executor_python(EngineConfig(master=STANDALONE), env) == "/opt/py/bin/python"
     with_archive = EngineConfig(master=STANDALONE, python_env_archive=archive)
-    assert executor_python(with_archive, env)[0] == "./environment/bin/python"
+    assert executor_python(with_archive, env) == "./environment/bin/python"
     conf = EngineConfig(master=STANDALONE, spark_conf={"spark.pyspark.python": "/usr/bin/python3.11"})
-    assert executor_python(conf, env) == ("/usr/bin/python3.11", "spark_conf['spark.pyspark.python']")
+    assert executor_python(conf, env) == "/usr/bin/python3.11"
 
 
 def test_defaults_when_cluster_then_no_driver_paths_or_warm_daemon_and_ui_off(archive):
@@ -177,3 +176,26 @@ def test_explain_python_failure_when_python_cannot_start_then_names_it():
     message = explain_python_failure(text, "python3.9")
     assert message.startswith("the executors' Python 'python3.9' cannot start (No such file or directory)")
     assert explain_python_failure("java.lang.OutOfMemoryError: Java heap space", "python3") is None
+
+
+class _NoExecutors:
+    """Just what ``detect_members`` reads of a SparkContext whose master never gives it an executor."""
+
+    def __init__(self):
+        status = type("Status", (), {"size": lambda self: 1})()  # the driver only
+        scala_sc = type("ScalaContext", (), {"getExecutorMemoryStatus": lambda self: status,
+                                             "isStopped": lambda self: False})()
+        self._jsc = type("JavaContext", (), {"sc": lambda self: scala_sc})()
+
+    def getConf(self):  # noqa: N802 - pyspark's name
+        return {"spark.driver.host": "10.0.0.5"}
+
+
+def test_detect_members_when_standalone_master_gives_no_executor_then_error_names_master_and_causes():
+    from dag.runtime.session import detect_members
+
+    started = time.monotonic()
+    with pytest.raises(DagError, match=r"no executor of the Spark master spark://head:7077 registered within 0 s"
+                                       r".*spark\.authenticate\.secret.*10\.0\.0\.5"):
+        detect_members(_NoExecutors(), STANDALONE, wait_s=0.3)
+    assert time.monotonic() - started < 5
