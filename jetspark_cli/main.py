@@ -3,7 +3,7 @@
 ::
 
     jetspark run     TARGET [--master URL] [--members N] [--parallelism L] [--progress] [--seconds N]
-                     [--measured FILE] [FUNCTION OPTIONS...]
+                     [--python-env-archive ARCHIVE] [--measured FILE] [FUNCTION OPTIONS...]
     jetspark dot     TARGET [--plan] [-o FILE] [FUNCTION OPTIONS...]
     jetspark explain TARGET [--master URL] [--members N] [--parallelism L] [FUNCTION OPTIONS...]
     jetspark render  TARGET -o FILE [--format FMT] [--plan] [FUNCTION OPTIONS...]
@@ -85,7 +85,7 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
 
     run = command("run", "Run the job: prepare, run the DAG on Spark, report.",
                   "[--master URL] [--members N] [--parallelism L] [--progress] [--name NAME] [--seconds N] "
-                  "[--guarantee G] [--measured FILE] ")
+                  "[--guarantee G] [--python-env-archive ARCHIVE] [--measured FILE] ")
     engine_options(run)
     run.add_argument("--progress", action="store_true", help="show a progress line per Spark stage")
     run.add_argument("--name", help="job name (default: the JobSpec's name or the function's)")
@@ -93,6 +93,8 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
                      help="cancel the job after N seconds (a stream job otherwise runs until Ctrl-C)")
     run.add_argument("--guarantee", choices=["none", "at_least_once", "exactly_once"], default="none",
                      help="processing guarantee of a pipelined job: snapshots and restarts (default: none)")
+    run.add_argument("--python-env-archive", metavar="ARCHIVE",
+                     help="on a cluster: run the executors' Python from this packed environment (jetspark pack-env)")
     run.add_argument("--measured", metavar="FILE",
                      help="write the DAG with measured items and rates on its edges (DOT, or .svg/.png/.pdf)")
 
@@ -234,7 +236,8 @@ def _cmd_run(args: argparse.Namespace, spec: Any, target: Target) -> None:
 
     _check_before_spark(args, spec.dag)
     name = args.name or spec.name or target.function_name
-    with InterruptGuard() as guard, Engine(_engine_config(args, progress=args.progress)) as engine:
+    config = _engine_config(args, progress=args.progress, python_env_archive=args.python_env_archive)
+    with InterruptGuard() as guard, Engine(config) as engine:
         guard.install()  # Spark installed its own SIGINT handler, which prints stack traces
         guard.check()
         if spec.prepare is not None:

@@ -56,13 +56,16 @@ ours() {  # whether pid $1 is alive and is the JVM of daemon $2 (master|worker-i
     tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- "-Djetspark.cluster=$state/$name "
 }
 
-pids_of_state() {  # every process whose working directory is inside this state dir (executors, their Pythons)
+pids_of_state() {  # executors left in this state dir's work directories, and their Python workers
     local d
     for d in /proc/[0-9]*; do
         case $(readlink "$d/cwd" 2>/dev/null || true) in
-            "$state"/*) echo "${d#/proc/}" ;;
+            "$state"/work-*)
+                tr '\0' ' ' <"$d/cmdline" 2>/dev/null | grep -qE 'CoarseGrainedExecutorBackend|pyspark' \
+                    && echo "${d#/proc/}" ;;
         esac
     done
+    return 0
 }
 
 daemons() {  # the daemon names with a pid file

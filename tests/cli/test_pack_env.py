@@ -1,4 +1,5 @@
-"""``jetspark pack-env``: a venv-pack archive of a virtual environment, for EngineConfig.python_env_archive."""
+"""``jetspark pack-env``: a venv-pack archive of a virtual environment, for EngineConfig.python_env_archive
+(``jetspark run --python-env-archive``)."""
 
 from __future__ import annotations
 
@@ -46,3 +47,13 @@ def test_pack_env_when_output_exists_or_bad_suffix_or_not_a_venv_then_says_so(sm
     assert main(["pack-env", str(tmp_path / "x.tar.gz"), "--venv", str(tmp_path)]) == 1
     assert "is not a virtual environment (no pyvenv.cfg)" in capsys.readouterr().err
     assert main(["pack-env", str(tmp_path / "x.tar.gz"), "extra"]) == 2
+
+
+def test_run_when_python_env_archive_on_local_master_then_refused_before_spark_starts(tmp_path):
+    archive = tmp_path / "env.tar.gz"
+    archive.write_bytes(b"x")
+    proc = subprocess.run([sys.executable, "-m", "jetspark_cli.main", "run", "examples/word_count.py",
+                           "--master", "local[1]", "--python-env-archive", str(archive)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert "python_env_archive is for cluster masters; master 'local[1]'" in proc.stderr, proc.stderr

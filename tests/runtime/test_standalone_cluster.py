@@ -86,15 +86,16 @@ def _packed_venv(venv: str) -> str:
 
 
 class Cluster:
+    """A standalone cluster of ``scripts/cluster.sh`` (its state directory, master port and secret)."""
+
     def __init__(self, state: str, port: int, secret: str):
         self.state, self.port, self.secret = state, port, secret
         self.url = f"spark://127.0.0.1:{port}"
 
-    def script(self, *args: str, secret: bool = True) -> subprocess.CompletedProcess:
+    def script(self, *args: str) -> subprocess.CompletedProcess:
+        """``scripts/cluster.sh ARGS`` for this cluster's state directory and secret."""
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYSPARK_PYTHON")}
-        env["JETSPARK_CLUSTER_DIR"] = self.state
-        if secret:
-            env["JETSPARK_CLUSTER_SECRET"] = self.secret
+        env.update({"JETSPARK_CLUSTER_DIR": self.state, "JETSPARK_CLUSTER_SECRET": self.secret})
         return subprocess.run(["bash", CLUSTER_SH, *args], env=env, capture_output=True, text=True, timeout=180)
 
     def processes(self) -> list[str]:
