@@ -49,11 +49,12 @@ import time
 from typing import Any
 
 from dag.errors import DagError, DagValidationError
+from dag.runtime.cluster import SHIPPED_PACKAGES
 
 __all__ = ["is_local_master", "on_this_machine", "on_loopback", "worker_python", "create_session", "detect_members",
            "register_user_modules"]
 
-_OUR_PACKAGES = ("dag", "edges", "processors", "pipeline", "connectors", "jetspark_cli", "pyspark", "py4j")
+_OUR_PACKAGES = (*SHIPPED_PACKAGES, "pyspark", "py4j")
 
 
 def is_local_master(master: str) -> bool:
