@@ -87,6 +87,20 @@ class EngineConfig(BaseModel):
                                     "any free port. It binds to 127.0.0.1 in local mode (spark.driver.host on a "
                                     "cluster) and answers only requests carrying the engine's token "
                                     "(engine.web_ui_url).")
+    python_env_archive: str | None = Field(None, description="On a cluster: a venv-pack or conda-pack archive "
+                                           "(.tar.gz, .tgz, .tar or .zip; a local file or a URL Spark fetches, "
+                                           "e.g. hdfs://...) that every executor unpacks and runs its Python "
+                                           "from (spark.archives=PATH#environment, spark.pyspark.python="
+                                           "./environment/bin/python). Make one with 'jetspark pack-env "
+                                           "OUT.tar.gz'. None: the executors' own Python (spark.pyspark.python, "
+                                           "else PYSPARK_PYTHON, else python3). Not for local masters.")
+    secure: bool | None = Field(None, description="Spark's RPC authentication and encryption (spark.authenticate, "
+                                "spark.network.crypto.enabled). The secret: spark_conf's spark.authenticate.secret, "
+                                "else the JETSPARK_CLUSTER_SECRET environment variable, else a generated one (by "
+                                "Spark on YARN, Kubernetes and local masters, by jetspark on local-cluster); a "
+                                "standalone master (spark://) accepts only the secret it was started with, so there "
+                                "one must be given. None: True on a cluster, False in local mode (local, local[N], "
+                                "local-cluster[...], where nothing listens beyond loopback).")
     tight_loops: bool = Field(True, description="Run a fused chain of built-in stateless processors (map_p, "
                               "filter_p, flat_map_p and their *_using_context_p variants) that ends in a "
                               "by-key accumulation (pre-aggregated or fused accumulate edge) as one generated "

@@ -3,10 +3,11 @@
 ::
 
     jetspark run     TARGET [--master URL] [--members N] [--parallelism L] [--progress] [--seconds N]
-                     [--measured FILE] [--ui] [--ui-port N] [FUNCTION OPTIONS...]
+                     [--python-env-archive ARCHIVE] [--measured FILE] [--ui] [--ui-port N] [FUNCTION OPTIONS...]
     jetspark dot     TARGET [--plan] [-o FILE] [FUNCTION OPTIONS...]
     jetspark explain TARGET [--master URL] [--members N] [--parallelism L] [FUNCTION OPTIONS...]
     jetspark render  TARGET -o FILE [--format FMT] [--plan] [FUNCTION OPTIONS...]
+    jetspark pack-env OUT.tar.gz [--venv DIR] [--force]
 
 ``TARGET`` is ``MODULE[:FUNCTION]`` or ``PATH.py[:FUNCTION]``; ``FUNCTION`` defaults to ``job`` and returns a
 ``DAG`` or a :class:`jetspark_cli.spec.JobSpec` (see :mod:`jetspark_cli.target` for how options reach it).
@@ -87,7 +88,7 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
 
     run = command("run", "Run the job: prepare, run the DAG on Spark, report.",
                   "[--master URL] [--members N] [--parallelism L] [--progress] [--name NAME] [--seconds N] "
-                  "[--guarantee G] [--measured FILE] [--ui] [--ui-port N] ")
+                  "[--guarantee G] [--python-env-archive ARCHIVE] [--measured FILE] [--ui] [--ui-port N] ")
     engine_options(run)
     run.add_argument("--progress", action="store_true", help="show a progress line per Spark stage")
     run.add_argument("--name", help="job name (default: the JobSpec's name or the function's)")
@@ -95,6 +96,8 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
                      help="cancel the job after N seconds (a stream job otherwise runs until Ctrl-C)")
     run.add_argument("--guarantee", choices=["none", "at_least_once", "exactly_once"], default="none",
                      help="processing guarantee of a pipelined job: snapshots and restarts (default: none)")
+    run.add_argument("--python-env-archive", metavar="ARCHIVE",
+                     help="on a cluster: run the executors' Python from this packed environment (jetspark pack-env)")
     run.add_argument("--measured", metavar="FILE",
                      help="write the DAG with measured items and rates on its edges (DOT, or .svg/.png/.pdf)")
     run.add_argument("--ui", action="store_true",
@@ -118,6 +121,14 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
     render.add_argument("--format", help="graphviz format (svg, png, pdf, ...; default: FILE's suffix or svg)")
     render.add_argument("--plan", action="store_true", help="draw the Spark plan instead of the DAG")
     engine_options(render)
+
+    pack = subs["pack-env"] = commands.add_parser(
+        "pack-env", help="Pack the current virtual environment for executors with nothing installed (venv-pack).",
+        description="Pack a virtual environment (default: the current one) into OUT with venv-pack, for "
+                    "EngineConfig(python_env_archive=OUT) on a cluster.", allow_abbrev=False)
+    pack.add_argument("output", metavar="OUT", help="the archive to write: OUT.tar.gz, OUT.tgz or OUT.zip")
+    pack.add_argument("--venv", metavar="DIR", help="the virtual environment to pack (default: the current one)")
+    pack.add_argument("--force", action="store_true", help="overwrite OUT if it exists")
     return parser, subs
 
 
@@ -233,7 +244,8 @@ def _cmd_run(args: argparse.Namespace, spec: Any, target: Target) -> None:
     _check_before_spark(args, spec.dag)
     name = args.name or spec.name or target.function_name
     ui = {"web_ui_port": args.ui_port} if args.ui else {}
-    with InterruptGuard() as guard, Engine(_engine_config(args, progress=args.progress, **ui)) as engine:
+    config = _engine_config(args, progress=args.progress, python_env_archive=args.python_env_archive, **ui)
+    with InterruptGuard() as guard, Engine(config) as engine:
         guard.install()  # Spark installed its own SIGINT handler, which prints stack traces
         guard.check()
         if engine.web_ui_url is not None:
@@ -255,6 +267,18 @@ def _cmd_run(args: argparse.Namespace, spec: Any, target: Target) -> None:
             _call_user(target, "report", spec.report, engine, job)
     print(f"job {name!r} {outcome} in {elapsed:.2f} s" if outcome == "completed"
           else f"job {name!r} {outcome} ({elapsed:.2f} s with start-up)", file=sys.stderr)
+
+
+def _cmd_pack_env(args: argparse.Namespace, rest: list[str]) -> None:
+    from jetspark_cli.pack_env import pack_env
+
+    if rest:
+        raise UsageError(f"unexpected arguments {' '.join(rest)!r}; usage: jetspark pack-env OUT.tar.gz [--venv DIR]")
+    started = time.perf_counter()
+    path = pack_env(args.output, venv=args.venv, force=args.force)
+    size = os.path.getsize(path) / 2**20
+    print(f"packed {args.venv or sys.prefix} into {path} ({size:.1f} MB, {time.perf_counter() - started:.1f} s); "
+          f"use EngineConfig(python_env_archive={path!r})", file=sys.stderr)
 
 
 def _call_user(target: Target, role: str, fn: Any, *args: Any) -> None:
@@ -295,7 +319,10 @@ def main(argv: list[str] | None = None) -> int:
     from dag.errors import DagError, JobFailedError
 
     try:
-        _run_command(subs[args.command], args, rest)
+        if args.command == "pack-env":
+            _cmd_pack_env(args, rest)
+        else:
+            _run_command(subs[args.command], args, rest)
         return 0
     except UsageError as exc:
         return _fail(args, exc, f"jetspark {args.command}: {exc}", 2)

@@ -60,9 +60,11 @@ class Engine:
     def __init__(self, config: EngineConfig | None = None, spark: Any = None):
         from dag.runtime import session as sessions
         from dag.runtime import sharing
+        from dag.runtime.cluster import check_master_answers, ship_packages
 
         self._config = config or EngineConfig()
         if spark is None:
+            check_master_answers(self._config.master)
             self._spark = sharing.acquire(self._config)
         else:
             sharing.check_alive(spark)
@@ -74,7 +76,13 @@ class Engine:
         self._local = sessions.is_local_master(self._master)
         # user modules travel by value unless the workers can import them from the driver's sys.path
         self._ship_user_modules = not self._local or sc.getConf().get("spark.executorEnv.PYTHONPATH") is None
-        self._members = self._config.members or sessions.detect_members(sc, self._master)
+        try:
+            if not sessions.on_this_machine(self._master):
+                ship_packages(sc)  # executors on other hosts import jetspark from this zip
+            self._members = self._config.members or sessions.detect_members(sc, self._master)
+        except BaseException:
+            sharing.release(self._spark)
+            raise
         self._default_parallelism = self._config.default_local_parallelism or max(
             1, sc.defaultParallelism // self._members)
         self._collections = DriverCollections(self._config.partition_count)

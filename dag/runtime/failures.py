@@ -175,13 +175,17 @@ def _named_cause(text: str) -> str | None:
     return None
 
 
-def summarize_spark_error(error: BaseException, job_name: str) -> JobFailedError:
+def summarize_spark_error(error: BaseException, job_name: str, python: str | None = None) -> JobFailedError:
     """A ``JobFailedError`` for a failure without a record (e.g. an executor lost): the cause in plain words
-    when Spark's text names one, and the first meaningful line; ``error`` is chained as the cause."""
+    when Spark's text names one, and the first meaningful line; ``error`` is chained as the cause. ``python``:
+    the workers' Python (``SparkContext.pythonExec``), named when that Python cannot start or import a module
+    (:func:`dag.runtime.cluster.explain_python_failure`)."""
+    from dag.runtime.cluster import explain_python_failure
+
     text = _text(error)
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     first = next((ln for ln in lines if "Exception" in ln or "Error" in ln), lines[0] if lines else repr(error))
-    cause = _named_cause(text)
+    cause = explain_python_failure(text, python) or _named_cause(text)
     summary = f"{cause}: {first[:2000]}" if cause else first[:2000]
     failed = JobFailedError(f"Job '{job_name}' failed: {summary}", job_name=job_name,
                             exc_type=type(error).__name__, exc_message=summary)

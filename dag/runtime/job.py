@@ -365,7 +365,8 @@ class Job:
         if isinstance(error, DagError):
             return JobFailedError(f"Job '{self._name}' failed: {error}", job_name=self._name,
                                   exc_type=type(error).__qualname__, exc_message=str(error))
-        return summarize_spark_error(error, self._name)
+        python = getattr(self._engine._spark.sparkContext, "pythonExec", None)  # noqa: SLF001
+        return summarize_spark_error(error, self._name, python)
 
 
 def await_tasks_gone(sc: Any, group_id: str, timeout: float = TASKS_GONE_TIMEOUT) -> None:

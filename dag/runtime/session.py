@@ -2,18 +2,20 @@
 
 Choices (each can be overridden through ``EngineConfig.spark_conf`` or the environment):
 
-- workers run the driver's interpreter (``sys.executable``) unless ``PYSPARK_PYTHON`` or
+- in local modes the workers run the driver's interpreter (``sys.executable``) unless ``PYSPARK_PYTHON`` or
   ``spark.pyspark.python`` is set: from a non-activated virtual environment plain ``python3`` could not import
-  ``dag``, ``processors`` or ``edges``;
-- the driver's ``sys.path`` goes to the workers (``spark.executorEnv.PYTHONPATH``), so functions and classes
-  from the user's own modules (a script's directory, a test directory) unpickle there in local mode and on
-  ``local-cluster``; on a real cluster (and for a borrowed session started without that setting),
-  :func:`register_user_modules` makes cloudpickle ship such modules by value;
+  ``dag``, ``processors`` or ``edges``; on a cluster the executors' Python is chosen by
+  :func:`dag.runtime.cluster.executor_python` (never the driver's path, which other hosts do not have);
+- in local modes the driver's ``sys.path`` goes to the workers (``spark.executorEnv.PYTHONPATH``), so
+  functions and classes from the user's own modules (a script's directory, a test directory) unpickle there;
+  on a real cluster (and for a borrowed session started without that setting), :func:`register_user_modules`
+  makes cloudpickle ship such modules by value, and jetspark ships its own packages as a zip
+  (``cluster.py``);
 - ``PYTHONHASHSEED`` is pinned (``"0"``) for the workers, so ``Partitioner.HASH_CODE`` agrees among them;
 - in local mode the Python worker daemon is ``dag.runtime.warm_daemon`` (``spark.python.daemon.module``): it
   imports ``pyspark.worker`` and jetspark's task-side modules before it forks, so a fresh Python worker (the
   first ones, and the replacement of a killed one) does not spend seconds importing them (a real cluster keeps
-  Spark's daemon: its executors may receive jetspark through ``--py-files``, added only per task);
+  Spark's daemon: its executors receive jetspark as a shipped zip, which Spark puts on ``sys.path`` per task);
 - quiet: a log4j2 configuration at level ERROR for the driver JVM (unless ``spark.driver.extraJavaOptions`` is
   set), log level ERROR, no console progress bar (the engine has its own, ``EngineConfig.progress``). It also
   drops Spark's start-up lines about the default log level, and the loggers that report a failed task
@@ -24,11 +26,12 @@ Choices (each can be overridden through ``EngineConfig.spark_conf`` or the envir
 - Spark retries lost tasks and executors as usual (``spark.task.maxFailures`` is left alone); a user
   exception still fails the job at once, because the failing task reports it on the job's channel and the
   job cancels its Spark job group (``job.py``);
-- not on the network in local mode (``local``, ``local[..]``, ``local-cluster[..]``): the driver's RPC and
-  block manager bind to loopback (``spark.driver.bindAddress``/``spark.driver.host`` = ``127.0.0.1``, and
-  ``SPARK_LOCAL_IP`` for the JVM's start, which also puts a UI the user enables on loopback), and the Spark UI
-  is off (``spark.ui.enabled``) unless the user's ``spark_conf`` turns it on. On a cluster none of this
-  applies: secure it with ``spark.authenticate`` and ``spark.network.crypto.enabled`` (README);
+- not on the network in local mode (``local``, ``local[..]``, ``local-cluster[..]``, and a ``spark://``
+  master on loopback such as ``scripts/cluster.sh``'s): the driver's RPC and block manager bind to loopback
+  (``spark.driver.bindAddress``/``spark.driver.host`` = ``127.0.0.1``, and ``SPARK_LOCAL_IP`` for the JVM's
+  start, which also puts a UI the user enables on loopback). The Spark UI is off (``spark.ui.enabled``)
+  unless the user's ``spark_conf`` turns it on. On a cluster ``EngineConfig.secure`` (its default there)
+  turns on Spark's authentication and encryption (``cluster.py``);
 - in local mode the driver JVM (which runs every task) gets ``spark.driver.memory`` =
   :func:`local_driver_memory` (a quarter of RAM, 2-8 GB) unless ``spark_conf`` or ``SPARK_DRIVER_MEMORY``
   sets it: Spark's 1 GB default was killed by one 200 MB line read with ``read_text_p``.
@@ -45,11 +48,13 @@ import tempfile
 import time
 from typing import Any
 
-from dag.errors import DagValidationError
+from dag.errors import DagError, DagValidationError
+from dag.runtime.cluster import SHIPPED_PACKAGES
 
-__all__ = ["is_local_master", "create_session", "detect_members", "register_user_modules"]
+__all__ = ["is_local_master", "on_this_machine", "on_loopback", "worker_python", "create_session", "detect_members",
+           "register_user_modules"]
 
-_OUR_PACKAGES = ("dag", "edges", "processors", "jetspark_cli", "pyspark", "py4j")
+_OUR_PACKAGES = (*SHIPPED_PACKAGES, "pyspark", "py4j")
 
 
 def is_local_master(master: str) -> bool:
@@ -135,23 +140,53 @@ def local_driver_memory() -> str:
     return f"{min(8, max(2, total // 4 // 2**30))}g"
 
 
+def on_loopback(master: str) -> bool:
+    """Whether ``master`` runs on this machine only: local modes, or a ``spark://`` URL whose masters are all on
+    loopback (``scripts/cluster.sh``). The driver then binds to loopback too."""
+    from dag.runtime.cluster import master_addresses
+
+    if on_this_machine(master):
+        return True
+    hosts = [host for host, _ in master_addresses(master)]
+    return bool(hosts) and all(h in ("127.0.0.1", "localhost", "::1") for h in hosts)
+
+
+def worker_python(config: Any) -> str:
+    """The Python the workers run: ``spark.pyspark.python`` of ``spark_conf``, else ``PYSPARK_PYTHON``, else the
+    driver's ``sys.executable`` in local modes; on a cluster :func:`dag.runtime.cluster.executor_python`."""
+    from dag.runtime.cluster import executor_python
+
+    if not on_this_machine(config.master):
+        return executor_python(config)
+    if config.python_env_archive:
+        raise DagValidationError(
+            f"EngineConfig.python_env_archive is for cluster masters; master {config.master!r} runs its workers on "
+            "this machine with the driver's Python: leave python_env_archive unset")
+    return config.spark_conf.get("spark.pyspark.python") or os.environ.get("PYSPARK_PYTHON") or sys.executable
+
+
 def _defaults(config: Any) -> dict[str, str]:
-    path = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
+    from dag.runtime.cluster import archive_conf, security_conf
+
     conf = {
         "spark.ui.showConsoleProgress": "false",
+        "spark.ui.enabled": "false",
         "spark.executorEnv.PYTHONHASHSEED": "0",
-        "spark.executorEnv.PYTHONPATH": path,
         "spark.sql.execution.arrow.pyspark.enabled": "false",
+        "spark.pyspark.python": worker_python(config),
     }
-    if "PYSPARK_PYTHON" not in os.environ and "spark.pyspark.python" not in config.spark_conf:
-        conf["spark.pyspark.python"] = sys.executable
     if on_this_machine(config.master):
-        conf.update(LOOPBACK_CONF)
-        # fresh Python workers start with jetspark loaded; local only: a cluster's executors may get jetspark
-        # as --py-files, which Spark adds to sys.path after its daemon module is imported
+        conf["spark.executorEnv.PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
+        # fresh Python workers start with jetspark loaded; local only: a cluster's executors get jetspark as a
+        # shipped zip, which Spark adds to sys.path after its daemon module is imported
         conf["spark.python.daemon.module"] = "dag.runtime.warm_daemon"
         if "SPARK_DRIVER_MEMORY" not in os.environ:
             conf["spark.driver.memory"] = local_driver_memory()
+    else:
+        conf.update(archive_conf(config))
+    if on_loopback(config.master):
+        conf.update(LOOPBACK_CONF)
+    conf.update(security_conf(config))
     if "spark.driver.extraJavaOptions" not in config.spark_conf:
         conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{_quiet_log4j_file()}"
     return conf
@@ -167,19 +202,25 @@ def create_session(config: Any) -> Any:
             "A SparkContext is already running in this process; pass its session as Engine(spark=session) or stop "
             "it before creating an Engine that starts its own"
         )
-    if "PYSPARK_PYTHON" not in os.environ and "spark.pyspark.python" not in config.spark_conf:
-        os.environ["PYSPARK_PYTHON"] = sys.executable  # read by SparkContext for the worker command
+    conf = {**_defaults(config), **config.spark_conf}
     builder = SparkSession.builder.master(config.master).appName(config.app_name)
-    for key, value in {**_defaults(config), **config.spark_conf}.items():
+    for key, value in conf.items():
         builder = builder.config(key, value)
-    set_ip = on_this_machine(config.master) and "SPARK_LOCAL_IP" not in os.environ
-    if set_ip:  # read by the JVM at launch: the addresses Spark picks (UI, local-cluster's daemons) on loopback
-        os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
+    # read by the JVM and by SparkContext at their start only: PYSPARK_PYTHON is the workers' command,
+    # SPARK_LOCAL_IP puts the addresses Spark picks (UI, local-cluster's daemons) on loopback
+    launch_env = {"PYSPARK_PYTHON": conf["spark.pyspark.python"]}
+    if on_loopback(config.master) and "SPARK_LOCAL_IP" not in os.environ:
+        launch_env["SPARK_LOCAL_IP"] = "127.0.0.1"
+    saved = {key: os.environ.get(key) for key in launch_env}
+    os.environ.update(launch_env)
     try:
         session = builder.getOrCreate()
     finally:
-        if set_ip:
-            os.environ.pop("SPARK_LOCAL_IP", None)
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
     session.sparkContext.setLogLevel("ERROR")
     return session
 
@@ -190,7 +231,10 @@ def quiet(session: Any) -> None:
 
 
 def detect_members(sc: Any, master: str, wait_s: float = 30.0) -> int:
-    """The member count by default: 1 in local mode, else the number of executors (waiting for them)."""
+    """The member count by default: 1 in local mode, else the number of executors (waiting for them).
+
+    On a ``spark://`` master no executor after ``wait_s`` seconds is an error (``DagError`` naming the master
+    and the usual causes), not one member: a job would wait for executors for ever."""
     if is_local_master(master):
         return 1
     match = re.match(r"local-cluster\[\s*(\d+)\s*,", master)
@@ -199,9 +243,16 @@ def detect_members(sc: Any, master: str, wait_s: float = 30.0) -> int:
     count = 0
     while time.monotonic() < deadline:
         count = sc._jsc.sc().getExecutorMemoryStatus().size() - 1  # noqa: SLF001 - minus the driver
-        if count >= max(expected, 1):
+        if count >= max(expected, 1) or sc._jsc.sc().isStopped():  # noqa: SLF001
             break
         time.sleep(0.2)
+    if count < 1 and master.startswith("spark://"):
+        raise DagError(
+            f"no executor of the Spark master {master} registered within {wait_s:.0f} s. The master may refuse "
+            "this application (with spark.authenticate on the cluster, spark.authenticate.secret must be the "
+            "cluster's secret), have no free cores or memory for it (see its workers; lower "
+            "spark.executor.memory), or the executors cannot connect back to this driver at spark.driver.host "
+            f"({sc.getConf().get('spark.driver.host', '?')}); set EngineConfig.members to skip this wait")
     return max(count, 1)
 
 

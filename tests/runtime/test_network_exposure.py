@@ -38,7 +38,7 @@ def test_defaults_when_local_master_then_loopback_and_no_ui():
         assert conf["spark.driver.bindAddress"] == "127.0.0.1" and conf["spark.driver.host"] == "127.0.0.1"
         assert conf["spark.ui.enabled"] == "false"
         assert "spark.task.maxFailures" not in conf  # Spark may retry lost tasks
-    conf = _defaults(EngineConfig(master="spark://cluster:7077"))
+    conf = _defaults(EngineConfig(master="spark://cluster:7077", secure=False))
     assert "spark.driver.bindAddress" not in conf and not on_this_machine("yarn")
 
 
@@ -64,6 +64,6 @@ def test_defaults_when_local_master_then_driver_memory_sized_for_long_lines(monk
     monkeypatch.delenv("SPARK_DRIVER_MEMORY", raising=False)
     memory = _defaults(EngineConfig(master="local[2]"))["spark.driver.memory"]
     assert memory == local_driver_memory() and 2 <= int(memory.rstrip("g")) <= 8
-    assert "spark.driver.memory" not in _defaults(EngineConfig(master="spark://cluster:7077"))
+    assert "spark.driver.memory" not in _defaults(EngineConfig(master="spark://cluster:7077", secure=False))
     monkeypatch.setenv("SPARK_DRIVER_MEMORY", "3g")
     assert "spark.driver.memory" not in _defaults(EngineConfig(master="local[2]"))

@@ -16,8 +16,8 @@ def test_session_defaults_when_local_then_warm_daemon_module():
 
 
 def test_session_defaults_when_real_cluster_then_spark_daemon_kept():
-    # a cluster's executors may get jetspark through --py-files, which Spark's own daemon does not need
-    assert "spark.python.daemon.module" not in _defaults(EngineConfig(master="spark://cluster:7077"))
+    # a cluster's executors get jetspark as a shipped zip, which Spark's own daemon does not need
+    assert "spark.python.daemon.module" not in _defaults(EngineConfig(master="spark://cluster:7077", secure=False))
 
 
 def test_preload_when_imported_then_modules_loaded_and_no_thread_started():

@@ -246,7 +246,8 @@ class PipelinedRun:
         t = failed_task_index(error)
         if t is None or not 0 <= t < self.layout.tasks or not self.layout.processors_of(t):
             return None
-        spark = summarize_spark_error(error, self.job.name)
+        python = getattr(getattr(self, "sc", None), "pythonExec", None)
+        spark = summarize_spark_error(error, self.job.name, python)
         vertex, g, names = self._task_processors(t)
         message = f"task {t} (running {names}) was lost: {spark.exc_message}"
         return JobFailedError(f"Job '{self.job.name}' failed: {message}", job_name=self.job.name, vertex=vertex,

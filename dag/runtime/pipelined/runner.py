@@ -416,8 +416,10 @@ class TaskRunners:
 
 
 def _own_address() -> str:
-    """This machine's address as other machines reach it (a task on a cluster listens on it)."""
+    """This machine's address as other machines reach it (a task on a cluster listens on it): Spark's
+    ``SPARK_LOCAL_IP`` when the executor has it (as Spark's own ports do), else the host name's address."""
+    import os
     import socket
 
-    return socket.gethostbyname(socket.gethostname())
+    return os.environ.get("SPARK_LOCAL_IP") or socket.gethostbyname(socket.gethostname())
 
