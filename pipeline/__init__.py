@@ -25,6 +25,7 @@ from pipeline.connectors import BatchSource, Sink, Sinks, Sources, StreamSource,
 from pipeline.events import SimpleEvent, TimestampedItem
 from pipeline.join import ItemsByTag, JoinClause, Tag
 from pipeline.pipeline import Pipeline
+from pipeline.services import ServiceFactories, ServiceFactory
 from pipeline.stages import (
     BatchStage,
     BatchStageWithKey,
@@ -34,10 +35,11 @@ from pipeline.stages import (
     StreamStageWithKey,
 )
 from pipeline.windows import WindowDefinition
+from processors.aggregate import AggregateOperation
 
 __all__ = [
     "Pipeline", "Sources", "Sinks", "TestSources", "WindowDefinition", "JoinClause", "Tag", "ItemsByTag",
     "TimestampedItem", "SimpleEvent", "BatchSource", "StreamSource", "Sink", "BatchStage", "StreamStage",
     "BatchStageWithKey", "StreamStageWithKey", "GeneralStage", "SinkStage", "HashJoinBuilder",
-    "GroupAggregateBuilder",
+    "GroupAggregateBuilder", "ServiceFactories", "ServiceFactory", "AggregateOperation",
 ]

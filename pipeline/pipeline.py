@@ -49,7 +49,7 @@ class Pipeline:
         if isinstance(descriptor, BatchSource):
             from pipeline.stages import BatchStage
 
-            return BatchStage(SourceTransform(self, descriptor.name, descriptor.supplier))
+            return BatchStage(SourceTransform(self, descriptor.name, descriptor.supplier, descriptor.post_fn))
         from pipeline.stream_stages import StreamSourceStage
 
         stage = StreamSourceStage(self, descriptor)
