@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from dag.errors import DagValidationError
 from pipeline import internal
 from pipeline.connectors import as_sink
+from pipeline.more_stages import MoreBatchOps, MoreKeyedOps, MoreStageOps
 from pipeline.services import KeyedServiceFn, ServiceFactory, ServiceFn
 from pipeline.transforms import (
     AggregateTransform,
@@ -181,7 +182,7 @@ class SinkStage(Stage):
     """The stage ``write_to`` returns; nothing can be attached to it."""
 
 
-class GeneralStage(Stage):
+class GeneralStage(MoreStageOps, Stage):
     """The operations of every compute stage (batch or stream)."""
 
     @property
@@ -301,8 +302,10 @@ class GeneralStage(Stage):
                             f"key_fn) or JoinClause.on_keys(...)), got {clause!r:.80}")
         return transform
 
-    def _hash_join(self, joined: list, clauses: list, fn: Callable, mode: str, tags: tuple = ()) -> Any:
-        return self._attach(HashJoinTransform(self.pipeline, [self._transform, *joined], clauses, fn, mode, tags))
+    def _hash_join(self, joined: list, clauses: list, fn: Callable, mode: str, tags: tuple = (),
+                   inner: bool = False) -> Any:
+        return self._attach(HashJoinTransform(self.pipeline, [self._transform, *joined], clauses, fn, mode, tags,
+                                              inner))
 
     def hash_join(self, other: BatchStage, join_clause: JoinClause,
                   map_to_output_fn: Callable[[Any, Any], Any]) -> Any:
@@ -356,7 +359,7 @@ class GeneralStage(Stage):
     drain_to = write_to
 
 
-class BatchStage(GeneralStage):
+class BatchStage(MoreBatchOps, GeneralStage):
     """A stage of a bounded pipeline branch."""
 
     def _keyed_class(self) -> type:
@@ -444,7 +447,7 @@ class StreamStage(_NeedsWindow, GeneralStage):
     add_timestamps = with_timestamps
 
 
-class StageWithKey:
+class StageWithKey(MoreKeyedOps):
     """Base of the keyed stages: the stage it came from and ``key_fn``."""
 
     def __init__(self, stage: GeneralStage, key_fn: Callable[[Any], Any]):

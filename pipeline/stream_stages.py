@@ -99,11 +99,12 @@ def wall_clock_ms(_item: Any) -> int:
     return time.time_ns() // 1_000_000
 
 
-def add_timestamps(stage: Any, timestamp_fn: Callable[[Any], int], allowed_lag: int) -> Any:
+def add_timestamps(stage: Any, timestamp_fn: Callable[[Any], int], allowed_lag: int, bounded: bool = False) -> Any:
     """``with_timestamps`` later in a pipeline: an ``add-timestamps`` vertex (``insert_watermarks_p``); from
     there on the stage's items carry the new timestamps."""
     if not callable(timestamp_fn):
         raise TypeError(f"stage '{stage.name}': with_timestamps(timestamp_fn, allowed_lag) needs a callable, got "
                         f"{timestamp_fn!r:.80}")
     lag = _check_lag(stage.name, allowed_lag)
-    return stage._attach(TimestampTransform(stage.pipeline, stage._transform, timestamp_fn, lag))  # noqa: SLF001
+    transform = TimestampTransform(stage.pipeline, stage._transform, timestamp_fn, lag, bounded)  # noqa: SLF001
+    return stage._attach(transform)  # noqa: SLF001

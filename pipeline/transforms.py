@@ -146,6 +146,12 @@ class StatelessTransform(Transform):
 
     def add_to_dag(self, p: Planner) -> None:
         if self.partition_key is None:
+            if p.preserve_order and len(self.upstream) == 1:
+                from pipeline.more_stages import preserved_order  # noqa: PLC0415 - Jet 4.5's rule
+
+                lp, isolated = preserved_order(p, p.vertex_of(self.upstream[0]), self.local_parallelism)
+                self._add_single_vertex(p, self.supplier, isolated, lp)
+                return
             self._add_single_vertex(p, self.supplier)
             return
         name = p.unique_vertex_name(self.name)
@@ -275,8 +281,9 @@ class HashJoinTransform(Transform):
     """``hash_join``/``hash_join2``/builder: ``upstream[0]`` is the left stage, the others are joined."""
 
     def __init__(self, pipeline: Pipeline, upstream: Sequence[Transform], clauses: Sequence[Any],
-                 map_to_output_fn: Callable[..., Any], mode: str, tags: Sequence[Any] = ()):
+                 map_to_output_fn: Callable[..., Any], mode: str, tags: Sequence[Any] = (), inner: bool = False):
         super().__init__(pipeline, "hash-join", upstream, upstream[0].events)
+        self.inner = inner
         self.clauses = list(clauses)
         self.map_to_output_fn = map_to_output_fn
         self.mode = mode
@@ -286,7 +293,7 @@ class HashJoinTransform(Transform):
         name = p.unique_vertex_name(self.name)
         key_fns = [c.left_key_fn for c in self.clauses]
         joiner = p.add_vertex(self, name, self.local_parallelism, ProcessorMetaSupplier.of(_Factory(
-            HashJoinP, key_fns, self.map_to_output_fn, self.mode, self.tags, self.events)), self.events)
+            HashJoinP, key_fns, self.map_to_output_fn, self.mode, self.tags, self.events, self.inner)), self.events)
         p.edge(p.vertex_of(self.upstream[0]), joiner, 0)
         for ordinal, (joined, clause) in enumerate(zip(self.upstream[1:], self.clauses), start=1):
             collector = p.new_vertex(f"{name}-collector-{ordinal}", ProcessorMetaSupplier.of(_Factory(
