@@ -17,6 +17,8 @@ operation                vertices and edges
                          distributed all-to-one) or ``...-keyed`` (distributed, partitioned by key); see
                          :mod:`pipeline.stateful`
 ``inner_hash_join``      as ``hash_join``; a left item without a match in every joined stage is dropped
+``map_using_service_     ``map-using-service-async`` (``-batched``), local unicast in; keyed: distributed,
+async(_batched)``        partitioned by key (see :mod:`pipeline.async_service`)
 =======================  =================================================================================
 
 ``p.set_preserve_order(True)``: a stateless stage (``map``, ``filter``, ``flat_map``, the ``*_using_*``
@@ -30,6 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dag.errors import DagValidationError
+from pipeline.async_service import DEFAULT_ASYNC_TIMEOUT_S
 from pipeline.planner import Planner
 from pipeline.transforms import Transform, _Factory, checked_key
 from processors.aggregating import sort_p
@@ -55,6 +58,32 @@ def preserved_order(p: Planner, upstream_vertex: Any, local_parallelism: int | N
     if upstream_lp is not None:
         local_parallelism = upstream_lp if local_parallelism is None else min(upstream_lp, local_parallelism)
     return local_parallelism, lambda e, _o: e.isolated()
+
+
+class AsyncServiceTransform(Transform):
+    """``map_using_service_async(_batched)``: one vertex of :class:`~pipeline.async_service.AsyncServiceP`;
+    keyed, fed on a distributed edge partitioned by key."""
+
+    def __init__(self, pipeline: Any, upstream: Transform, name: str, context_factory: Any, fn: Callable,
+                 max_concurrent_ops: int, batch_size: int | None, key_fn: Callable | None, timeout_s: float):
+        super().__init__(pipeline, name, (upstream,), upstream.events)
+        self.args = (context_factory, fn, max_concurrent_ops, batch_size, key_fn, timeout_s)
+
+    def add_to_dag(self, p: Planner) -> None:
+        from pipeline.async_service import AsyncServiceP
+
+        name = p.unique_vertex_name(self.name)
+        context_factory, fn, max_ops, batch_size, key_fn, timeout_s = self.args
+        ordered = p.preserve_order is not False
+        key = None if key_fn is None else checked_key(key_fn, name)
+        supplier = ProcessorMetaSupplier.of(_Factory(AsyncServiceP, context_factory, fn, max_ops, ordered,
+                                                     self.events, batch_size, key, timeout_s))
+        pv = p.add_vertex(self, name, self.local_parallelism, supplier, self.events)
+        if key_fn is None:
+            p.add_edges(self, pv)
+        else:
+            route = checked_key(key_fn, name, self.events)
+            p.add_edges(self, pv, lambda e, _o: e.distributed().partitioned(route))
 
 
 class RebalanceTransform(Transform):
@@ -173,6 +202,46 @@ class MoreStageOps:
         return self._stateful("flat_map", create_fn, flat_map_fn)
 
 
+    def _async(self, name: str, factory: Any, fn: Any, batch_size: int | None, max_concurrent_ops: Any,
+               timeout_s: Any, key_fn: Callable | None = None) -> Any:
+        from pipeline.stages import check_service_factory
+
+        operation = f"{name.replace('-', '_')}(service_factory, {'max_batch_size, ' if batch_size else ''}fn)"
+        context_factory = check_service_factory(self.name, operation, factory)
+        _check_callable(self.name, operation, fn)
+        for label, value in (("max_concurrent_ops", max_concurrent_ops), ("max_batch_size", batch_size)):
+            if (value is not None or label == "max_concurrent_ops") and (
+                    isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise DagValidationError(f"stage '{self.name}': {operation} needs {label} >= 1 (an int), got "
+                                         f"{value!r}")
+        if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or timeout_s <= 0:
+            raise DagValidationError(f"stage '{self.name}': {operation} needs timeout_s > 0, got {timeout_s!r}")
+        stage = getattr(self, "_stage", self)
+        return stage._attach(AsyncServiceTransform(  # noqa: SLF001
+            self.pipeline, self._transform, name, context_factory, fn, max_concurrent_ops, batch_size, key_fn,
+            float(timeout_s)))
+
+    def map_using_service_async(self, service_factory: Any, fn: Callable[[Any, Any], Any], *,
+                                max_concurrent_ops: int = 4, timeout_s: float = DEFAULT_ASYNC_TIMEOUT_S) -> Any:
+        """``fn(service, item)`` returns a ``concurrent.futures.Future`` of the result (``None`` drops the item);
+        up to ``max_concurrent_ops`` calls in flight per processor; results in input order unless
+        ``set_preserve_order(False)``. A failing future fails the job naming the item; one pending after
+        ``timeout_s`` too (see :mod:`pipeline.async_service`).
+
+        >>> pool = ServiceFactories.shared_service(lambda ctx: ThreadPoolExecutor(4), lambda e: e.shutdown())
+        >>> stage.map_using_service_async(pool, lambda ex, x: ex.submit(lookup, x))  # doctest: +SKIP
+        """
+        return self._async("map-using-service-async", service_factory, fn, None, max_concurrent_ops, timeout_s)
+
+    def map_using_service_async_batched(self, service_factory: Any, max_batch_size: int,
+                                        fn: Callable[[Any, list], Any], *, max_concurrent_ops: int = 4,
+                                        timeout_s: float = DEFAULT_ASYNC_TIMEOUT_S) -> Any:
+        """``fn(service, items)`` (at most ``max_batch_size`` items) returns a future of a list with one result
+        per item, in order."""
+        return self._async("map-using-service-async-batched", service_factory, fn, max_batch_size,
+                           max_concurrent_ops, timeout_s)
+
+
 class MoreBatchOps:
     """Jet 4.5's operations of a batch stage."""
 
@@ -235,6 +304,13 @@ class MoreKeyedOps:
     def flat_map_stateful(self, *args: Any, **kwargs: Any) -> Any:
         """Every item of ``flat_map_fn(state, key, item)``, one state per key (forms as ``map_stateful``)."""
         return self._keyed_stateful("flat_map", args, kwargs)
+
+
+    def map_using_service_async(self, service_factory: Any, fn: Callable[[Any, Any, Any], Any], *,
+                                max_concurrent_ops: int = 4, timeout_s: float = DEFAULT_ASYNC_TIMEOUT_S) -> Any:
+        """``fn(service, key, item)`` returns a future of the result; items routed by key (Jet 4's keyed form)."""
+        return MoreStageOps._async(self, "map-using-service-async", service_factory, fn, None,  # type: ignore[arg-type]
+                                   max_concurrent_ops, timeout_s, self.key_fn)
 
 
 class _IgnoreKey:

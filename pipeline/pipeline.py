@@ -35,7 +35,7 @@ class Pipeline:
         self._transforms: list[Transform] = []
         self._downstream: dict[Transform, int] = {}
         self._undecided: list[Any] = []  # stream-source stages still waiting for a timestamp choice
-        self._preserve_order = False
+        self._preserve_order: bool | None = None  # None: not set (async services keep order, Jet's default)
 
     def set_preserve_order(self, value: bool) -> Pipeline:
         """Keep the items' order through stateless stages (Jet 4.4): each takes the local parallelism of the
@@ -49,7 +49,7 @@ class Pipeline:
     @property
     def preserve_order(self) -> bool:
         """Whether ``set_preserve_order(True)`` was called."""
-        return self._preserve_order
+        return self._preserve_order is True
 
     @staticmethod
     def create() -> Pipeline:

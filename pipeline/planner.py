@@ -52,8 +52,8 @@ class PlannerVertex:
 class Planner:
     """Collects vertices and edges for one ``to_dag()`` call; ``build()`` makes the DAG."""
 
-    def __init__(self, preserve_order: bool = False) -> None:
-        self.preserve_order = preserve_order
+    def __init__(self, preserve_order: bool | None = None) -> None:
+        self.preserve_order = preserve_order  # None: not set; False: also lets async results leave unordered
         self.edge_overrides: dict[Transform, EdgeConfigurer] = {}  # rebalance: routing of the edges leaving it
         self.xform2vertex: dict[Transform, PlannerVertex] = {}
         self._vertices: list[PlannerVertex] = []
