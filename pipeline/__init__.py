@@ -20,6 +20,7 @@ imports pyspark.
 
 from __future__ import annotations
 
+from pipeline.assertions import AssertionCompletedException, Assertions, AssertionSinks
 from pipeline.builders import GroupAggregateBuilder, HashJoinBuilder
 from pipeline.connectors import BatchSource, Sink, Sinks, Sources, StreamSource, TestSources
 from pipeline.events import SimpleEvent, TimestampedItem
@@ -42,4 +43,5 @@ __all__ = [
     "TimestampedItem", "SimpleEvent", "BatchSource", "StreamSource", "Sink", "BatchStage", "StreamStage",
     "BatchStageWithKey", "StreamStageWithKey", "GeneralStage", "SinkStage", "HashJoinBuilder",
     "GroupAggregateBuilder", "ServiceFactories", "ServiceFactory", "AggregateOperation",
+    "Assertions", "AssertionSinks", "AssertionCompletedException",
 ]
