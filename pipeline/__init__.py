@@ -25,6 +25,7 @@ from pipeline.builders import GroupAggregateBuilder, HashJoinBuilder
 from pipeline.connectors import BatchSource, Sink, Sinks, Sources, StreamSource, TestSources
 from pipeline.events import SimpleEvent, TimestampedItem
 from pipeline.join import ItemsByTag, JoinClause, Tag
+from pipeline.json_util import JsonUtil
 from pipeline.pipeline import Pipeline
 from pipeline.services import ServiceFactories, ServiceFactory
 from pipeline.stages import (
@@ -43,5 +44,5 @@ __all__ = [
     "TimestampedItem", "SimpleEvent", "BatchSource", "StreamSource", "Sink", "BatchStage", "StreamStage",
     "BatchStageWithKey", "StreamStageWithKey", "GeneralStage", "SinkStage", "HashJoinBuilder",
     "GroupAggregateBuilder", "ServiceFactories", "ServiceFactory", "AggregateOperation",
-    "Assertions", "AssertionSinks", "AssertionCompletedException",
+    "Assertions", "AssertionSinks", "AssertionCompletedException", "JsonUtil",
 ]

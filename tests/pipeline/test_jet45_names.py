@@ -190,3 +190,31 @@ def test_stream_source_stage_when_operation_before_timestamps_then_error_lists_e
     with pytest.raises(AttributeError, match="with_ingestion_timestamps()"):
         p.read_from(TestSources.item_stream(10)).map(str)
     p.read_from(TestSources.item_stream(10)).without_timestamps().write_to(Sinks.noop())
+
+
+# ------------------------------------------------------------------ JsonUtil, traverse_array
+def test_json_util_when_round_trip_then_dicts_lists_and_beans() -> None:
+    from dataclasses import dataclass
+    from typing import NamedTuple
+
+    from pipeline import JsonUtil
+    from processors import traverse_array
+
+    class Person(NamedTuple):
+        name: str
+        age: int
+
+    @dataclass
+    class Team:
+        members: list
+
+    text = JsonUtil.to_json(Team([Person("Ann", 30)]))
+    assert text == '{"members": [{"name": "Ann", "age": 30}]}'
+    assert JsonUtil.map_from(text) == {"members": [{"name": "Ann", "age": 30}]}
+    assert JsonUtil.list_from("[1, 2]") == [1, 2]
+    assert JsonUtil.bean_from('{"name": "Bo", "age": 5}', Person) == Person("Bo", 5)
+    with pytest.raises(DagValidationError, match="Person cannot take the fields \\['height', 'name'\\]"):
+        JsonUtil.bean_from('{"name": "Bo", "height": 5}', Person)
+    with pytest.raises(ValueError, match="expected a JSON object, got list"):
+        JsonUtil.map_from("[1]")
+    assert traverse_array((1, None, 2)).to_list() == [1, 2]
