@@ -24,6 +24,7 @@ from pipeline.assertions import AssertionCompletedException, Assertions, Asserti
 from pipeline.builders import GroupAggregateBuilder, HashJoinBuilder
 from pipeline.connectors import BatchSource, Sink, Sinks, Sources, StreamSource, TestSources
 from pipeline.events import SimpleEvent, TimestampedItem
+from pipeline.file_sources import FileFormat, FileSources
 from pipeline.join import ItemsByTag, JoinClause, Tag
 from pipeline.json_util import JsonUtil
 from pipeline.pipeline import Pipeline
@@ -45,4 +46,5 @@ __all__ = [
     "BatchStageWithKey", "StreamStageWithKey", "GeneralStage", "SinkStage", "HashJoinBuilder",
     "GroupAggregateBuilder", "ServiceFactories", "ServiceFactory", "AggregateOperation",
     "Assertions", "AssertionSinks", "AssertionCompletedException", "JsonUtil",
+    "FileSources", "FileFormat",
 ]

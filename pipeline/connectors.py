@@ -199,6 +199,20 @@ class Sources:
         return BatchSource(_name("Sources.batch_from_processor", name), meta_supplier)
 
     @staticmethod
+    def json(directory: str | os.PathLike, cls: type | None = None) -> BatchSource:
+        """The objects of the JSON Lines files in ``directory``: dicts, or ``cls(**obj)`` (Jet 4.5)."""
+        from pipeline.file_sources import json_source
+
+        return json_source(directory, cls)
+
+    @staticmethod
+    def files_builder(directory: str | os.PathLike) -> Any:
+        """Jet's ``Sources.filesBuilder``: ``.glob(g).shared_file_system(b).charset(c).build(map_output_fn)``."""
+        from pipeline.file_sources import FilesBuilder
+
+        return FilesBuilder(directory)
+
+    @staticmethod
     def socket(host: str, port: int, encoding: str = "utf-8") -> StreamSource:
         """The lines a TCP server sends (a client connection, as ``stream_socket_p``); a stream source."""
         from pipeline.stream_sources import socket_source
@@ -284,6 +298,13 @@ class Sinks:
     def from_processor(name: str, meta_supplier: Any) -> Sink:
         """A sink running the processors of ``meta_supplier`` in a vertex named ``name``."""
         return Sink(_name("Sinks.from_processor", name), meta_supplier)
+
+    @staticmethod
+    def json(directory: str | os.PathLike) -> Sink:
+        """One JSON object per line (``JsonUtil.to_json(item)``), one file per processor in ``directory``."""
+        from pipeline.file_sources import json_sink
+
+        return json_sink(directory)
 
 
 def as_source(source: Any) -> BatchSource | StreamSource:
