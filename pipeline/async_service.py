@@ -28,7 +28,6 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import Any
 
 from pipeline.events import JetEvent
-from pipeline.services import service_of
 from processors.inbox import Inbox
 from processors.processor import Processor
 
@@ -86,7 +85,7 @@ class AsyncServiceP(Processor):
     def process(self, ordinal: int, inbox: Inbox) -> None:
         if not self._drain():
             return
-        service = service_of(self._ctx)
+        service = self._ctx
         while not inbox.is_empty():
             if len(self._calls) >= self.max_concurrent_ops:
                 self._wait_for_one()

@@ -39,7 +39,8 @@ from processors.aggregating import sort_p
 from processors.suppliers import ProcessorMetaSupplier
 
 __all__ = ["MoreStageOps", "MoreBatchOps", "MoreKeyedOps", "RebalanceTransform", "SortTransform",
-           "StatefulTransform", "preserved_order"]
+           "StatefulTransform", "AsyncServiceTransform", "preserved_order"]
+
 
 def _check_callable(stage: str, label: str, fn: Any) -> None:
     if not callable(fn):
@@ -47,10 +48,8 @@ def _check_callable(stage: str, label: str, fn: Any) -> None:
 
 
 def preserved_order(p: Planner, upstream_vertex: Any, local_parallelism: int | None) -> tuple:
-    """The local parallelism and edge configuration of a stateless stage when the pipeline preserves order:
-    ``(lp, configure)``; ``(local_parallelism, None)`` when it does not."""
-    if not p.preserve_order:
-        return local_parallelism, None
+    """``(local parallelism, edge configurer)`` of a stateless stage of a pipeline that preserves order: the
+    upstream vertex's parallelism (the smaller one when both are set) and an isolated edge."""
     upstream_lp = upstream_vertex.local_parallelism
     if upstream_lp is None:
         preferred = getattr(upstream_vertex.supplier, "preferred_local_parallelism", None)
@@ -133,14 +132,14 @@ class StatefulTransform(Transform):
 
         name = p.unique_vertex_name(self.name)
         kind, create_fn, fn, key_fn, ttl, on_evict_fn = self.args
-        supplier = ProcessorMetaSupplier.of(_Factory(StatefulMapP, kind, create_fn, fn,
-                                                     None if key_fn is None else checked_key(key_fn, name),
-                                                     ttl, on_evict_fn, self.events))
+        supplier = ProcessorMetaSupplier.of(_Factory(StatefulMapP, kind, create_fn, fn, key_fn, ttl, on_evict_fn,
+                                                     self.events, name))
         if key_fn is None:
             pv = p.add_vertex(self, name, 1, supplier, self.events)
             p.add_edges(self, pv, lambda e, _o: e.distributed().all_to_one(name))
             return
-        route = checked_key(key_fn, name, self.events)
+        # the processor checks for a None key; events need the key of their plain item
+        route = checked_key(key_fn, name, True) if self.events else key_fn
         pv = p.add_vertex(self, name, self.local_parallelism, supplier, self.events)
         p.add_edges(self, pv, lambda e, _o: e.distributed().partitioned(route))
 

@@ -29,9 +29,10 @@ from typing import Any
 
 from processors.context_factory import ContextFactory
 
-__all__ = ["ServiceFactory", "ServiceFactories"]
+__all__ = ["ServiceFactory", "ServiceFactories", "KeyedServiceFn"]
 
-_shared: dict[tuple, list] = {}  # (job id, factory id) -> [service, processors using it]
+_shared: dict[tuple, list] = {}  # (job id, factory id) -> [service, processors using it, key]
+_by_service: dict[int, list] = {}  # id(service) -> its slot in _shared, for destroy(service)
 _shared_lock = threading.Lock()
 
 
@@ -59,17 +60,9 @@ class _Create:
             slot = _shared.get(key)
             if slot is None:
                 slot = _shared[key] = [_call_create(self.create_fn, context), 0, key]
+                _by_service[id(slot[0])] = slot
             slot[1] += 1
-            return _Handle(slot)
-
-
-class _Handle:
-    """What a processor of a shared service holds: the service and its slot (for the reference count)."""
-
-    __slots__ = ("slot",)
-
-    def __init__(self, slot: list):
-        self.slot = slot
+            return slot[0]
 
 
 class _Destroy:
@@ -79,22 +72,17 @@ class _Destroy:
     def __init__(self, destroy_fn: Callable[[Any], Any] | None):
         self.destroy_fn = destroy_fn
 
-    def __call__(self, obj: Any) -> None:
-        if type(obj) is _Handle:
-            with _shared_lock:
-                slot = obj.slot
+    def __call__(self, service: Any) -> None:
+        with _shared_lock:
+            slot = _by_service.get(id(service))
+            if slot is not None and slot[0] is service:
                 slot[1] -= 1
                 if slot[1] > 0:
                     return
+                del _by_service[id(service)]
                 _shared.pop(slot[2], None)
-            obj = slot[0]
         if self.destroy_fn is not None:
-            self.destroy_fn(obj)
-
-
-def service_of(obj: Any) -> Any:
-    """The service in a context object made by a service factory."""
-    return obj.slot[0] if type(obj) is _Handle else obj
+            self.destroy_fn(service)
 
 
 class ServiceFactory:
@@ -117,8 +105,8 @@ class ServiceFactory:
         return ServiceFactory(self.create_fn, self.destroy_fn, self.is_shared, False, self._shared_id)
 
     def to_context_factory(self) -> ContextFactory:
-        """The context factory the ``*_using_service`` processors run with (their context object holds the
-        service: :func:`service_of`)."""
+        """The context factory the ``*_using_service`` processors run with: its context object is the service
+        (so the stage's function is called as it is, ``fn(service, item)``)."""
         return ContextFactory(_Create(self.create_fn, self._shared_id), _Destroy(self.destroy_fn),
                               self.is_cooperative)
 
@@ -143,22 +131,12 @@ class ServiceFactories:
         return ServiceFactory(create_fn, destroy_fn, shared=False)
 
 
-class ServiceFn:
-    """``fn(service, item)`` as a context function (the context object holds the service)."""
-
-    def __init__(self, fn: Callable[[Any, Any], Any]):
-        self.fn = fn
-
-    def __call__(self, ctx: Any, item: Any) -> Any:
-        return self.fn(service_of(ctx), item)
-
-
 class KeyedServiceFn:
-    """``fn(service, key_fn(item), item)`` as a context function."""
+    """``fn(service, key_fn(item), item)`` as a context function (the keyed forms)."""
 
     def __init__(self, fn: Callable[[Any, Any, Any], Any], key_fn: Callable[[Any], Any]):
         self.fn = fn
         self.key_fn = key_fn
 
-    def __call__(self, ctx: Any, item: Any) -> Any:
-        return self.fn(service_of(ctx), self.key_fn(item), item)
+    def __call__(self, service: Any, item: Any) -> Any:
+        return self.fn(service, self.key_fn(item), item)

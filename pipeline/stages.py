@@ -33,7 +33,7 @@ from dag.errors import DagValidationError
 from pipeline import internal
 from pipeline.connectors import as_sink
 from pipeline.more_stages import MoreBatchOps, MoreKeyedOps, MoreStageOps
-from pipeline.services import KeyedServiceFn, ServiceFactory, ServiceFn
+from pipeline.services import KeyedServiceFn, ServiceFactory
 from pipeline.transforms import (
     AggregateTransform,
     DistinctTransform,
@@ -227,7 +227,7 @@ class GeneralStage(MoreStageOps, Stage):
         operation = f"{kind}_using_service(service_factory, fn)"
         context_factory = check_service_factory(self.name, operation, factory)
         check_callable(self.name, operation, fn)
-        return self._using(kind, context_factory, ServiceFn(fn), "service")
+        return self._using(kind, context_factory, fn, "service")
 
     def map_using_service(self, service_factory: Any, fn: Callable[[Any, Any], Any]) -> Any:
         """``fn(service, item)`` with the service of ``service_factory`` (Jet 4); ``None`` drops the item.

@@ -43,7 +43,9 @@ class StatefulMapP(_Emitting):
 
     def __init__(self, kind: str, create_fn: Callable[[], Any], fn: Callable[..., Any],
                  key_fn: Callable[[Any], Any] | None = None, ttl: int | None = None,
-                 on_evict_fn: Callable[[Any, Any, int], Any] | None = None, events: bool = False):
+                 on_evict_fn: Callable[[Any, Any, int], Any] | None = None, events: bool = False,
+                 stage: str = "map-stateful-keyed"):
+        self.stage = stage
         self.kind = kind
         self.create_fn = create_fn
         self.fn = fn
@@ -60,28 +62,48 @@ class StatefulMapP(_Emitting):
 
     # ------------------------------------------------------------------ items
     def outputs(self, ordinal: int, items: list) -> list:
+        if self.kind == "map" and not self.events and self.key_fn is not None:
+            return self._keyed_map(items)  # the common case in one tight loop
         out: list = []
+        states, times, fn, key_fn, events = self._states, self._times, self.fn, self.key_fn, self.events
         for item in items:
-            plain = item.item if self.events else item
-            key = None if self.key_fn is None else self.key_fn(plain)
-            state = self._states.get(key, _MISSING)
+            plain = item.item if events else item
+            key = None if key_fn is None else self._key(plain)
+            state = states.get(key, _MISSING)
             if state is _MISSING:
-                state = self._states[key] = self.create_fn()
-            if self.events and key is not None:
-                self._times[key] = max(self._times.get(key, _NO_TIME), item.timestamp)
-            result = self.fn(state, plain) if self.key_fn is None else self.fn(state, key, plain)
-            self._emit(out, item, plain, result)
+                state = states[key] = self.create_fn()
+            if events and key_fn is not None:
+                times[key] = max(times.get(key, _NO_TIME), item.timestamp)
+            result = fn(state, plain) if key_fn is None else fn(state, key, plain)
+            if self.kind == "filter":
+                if result:
+                    out.append(item)
+                continue
+            for value in [result] if self.kind == "map" else _iterate(result):
+                if value is not None:
+                    out.append(JetEvent(item.timestamp, value) if events else value)
         return out
 
-    def _emit(self, out: list, item: Any, plain: Any, result: Any) -> None:
-        if self.kind == "filter":
-            if result:
-                out.append(item)
-            return
-        results = [result] if self.kind == "map" else _iterate(result)
-        for value in results:
-            if value is not None:
-                out.append(JetEvent(item.timestamp, value) if self.events else value)
+    def _keyed_map(self, items: list) -> list:
+        states, fn, key_fn, create_fn, out = self._states, self.fn, self.key_fn, self.create_fn, []
+        for item in items:
+            key = key_fn(item)
+            state = states.get(key, _MISSING)
+            if state is _MISSING:
+                if key is None:
+                    self._key(item)  # raises the null-key error
+                state = states[key] = create_fn()
+            result = fn(state, key, item)
+            if result is not None:
+                out.append(result)
+        return out
+
+    def _key(self, item: Any) -> Any:
+        key = self.key_fn(item)
+        if key is None:
+            raise ValueError(f"Null key from the key function of stage '{self.stage}' for item {item!r:.100}; make "
+                             "the function return a key for every item (filter out the items without one first)")
+        return key
 
     # ------------------------------------------------------------------ watermarks: ttl eviction
     def try_process_watermark(self, watermark: Watermark) -> bool:

@@ -49,7 +49,7 @@ from dag.errors import DagValidationError
 
 __all__ = ["is_local_master", "create_session", "detect_members", "register_user_modules"]
 
-_OUR_PACKAGES = ("dag", "edges", "processors", "jetspark_cli", "pyspark", "py4j")
+_OUR_PACKAGES = ("dag", "edges", "processors", "pipeline", "connectors", "jetspark_cli", "pyspark", "py4j")
 
 
 def is_local_master(master: str) -> bool:

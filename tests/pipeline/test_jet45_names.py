@@ -9,7 +9,6 @@ import pytest
 from dag.errors import DagValidationError
 from dag.runtime.driver_collections import DriverCollections
 from pipeline import AggregateOperation, Pipeline, ServiceFactories, Sinks, Sources, TestSources
-from pipeline.services import service_of
 from processors import ContextFactory, aggregate_operation2, counting, summing, to_list
 
 
@@ -144,7 +143,7 @@ def test_shared_service_when_three_processors_then_one_service_destroyed_by_the_
     factory = ServiceFactories.shared_service(lambda ctx: created.append(ctx.job_id) or {"n": len(created)},
                                               destroyed.append).to_context_factory()
     handles = [factory.create(_Ctx()) for _ in range(3)]
-    assert created == [7] and all(service_of(h) is service_of(handles[0]) for h in handles)
+    assert created == [7] and all(h is handles[0] for h in handles)
     factory.destroy(handles[0]); factory.destroy(handles[1])
     assert destroyed == []
     factory.destroy(handles[2])
@@ -154,7 +153,7 @@ def test_shared_service_when_three_processors_then_one_service_destroyed_by_the_
 def test_non_shared_service_when_two_processors_then_two_services() -> None:
     factory = ServiceFactories.non_shared_service(lambda: object()).to_context_factory()
     one, two = factory.create(_Ctx()), factory.create(_Ctx())
-    assert service_of(one) is not service_of(two)
+    assert one is not two
 
 
 def test_using_service_when_lowered_then_jet_vertex_names_and_keyed_form_partitioned() -> None:

@@ -123,3 +123,10 @@ def test_apply_when_given_a_function_then_its_stage() -> None:
     assert out.name == "mine"
     with pytest.raises(TypeError, match="apply\\(transform_fn\\)"):
         out.apply(42)
+
+
+def test_keyed_stateful_processor_when_key_is_none_then_null_key_error_names_the_stage() -> None:
+    supplier = ProcessorMetaSupplier.of(lambda: StatefulMapP("map", list, lambda s, k, x: x, key_fn=lambda x: None,
+                                                             stage="map-stateful-keyed-2"))
+    with pytest.raises(ValueError, match="Null key from the key function of stage 'map-stateful-keyed-2'"):
+        verify_processor(supplier).disable_snapshots().input([1]).expect_output([1])
