@@ -213,6 +213,21 @@ class Sources:
         return FilesBuilder(directory)
 
     @staticmethod
+    def file_watcher(directory: str | os.PathLike) -> StreamSource:
+        """A stream of the lines appended to (or written into new) files of ``directory`` after the job
+        starts (as ``stream_files_p``)."""
+        from pipeline.file_sources import file_watcher_source
+
+        return file_watcher_source(directory)
+
+    @staticmethod
+    def json_watcher(directory: str | os.PathLike, cls: type | None = None) -> StreamSource:
+        """As ``file_watcher``, each line a JSON object: a dict, or ``cls(**obj)``."""
+        from pipeline.file_sources import json_watcher_source
+
+        return json_watcher_source(directory, cls)
+
+    @staticmethod
     def socket(host: str, port: int, encoding: str = "utf-8") -> StreamSource:
         """The lines a TCP server sends (a client connection, as ``stream_socket_p``); a stream source."""
         from pipeline.stream_sources import socket_source

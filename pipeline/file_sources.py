@@ -20,6 +20,9 @@ Files are the regular files directly in the directory matching the glob, split a
 its own copy). ``build()`` checks what it can on the driver: with ``fail_if_empty(True)``, a directory with no
 matching file is an error then (as is a class that cannot be called). Vertex: ``filesSource(PATH)``.
 
+The stream forms, ``Sources.file_watcher(directory)`` and ``Sources.json_watcher(directory, cls=None)``, emit
+what is appended to the directory's files after the job starts (``stream_files_p``; JSON lines parsed as above).
+
 >>> FileSources.files("/data/people").glob("*.csv").format(FileFormat.csv()).build().name
 'filesSource(/data/people)'
 """
@@ -35,14 +38,16 @@ from pathlib import Path
 from typing import Any
 
 from dag.errors import DagValidationError
-from pipeline.connectors import BatchSource, Sink
+from pipeline.connectors import BatchSource, Sink, StreamSource
 from pipeline.json_util import JsonUtil, bean_from_dict
 from processors.files import _matching_files, read_files_p, write_file_p
 from processors.inbox import Inbox
 from processors.processor import Processor
+from processors.stream_sources import StreamFilesP, mark_stream_source, stream_files_p
 from processors.suppliers import ProcessorMetaSupplier
 
-__all__ = ["FileFormat", "FileSources", "FileSourceBuilder", "FilesBuilder", "json_source", "json_sink"]
+__all__ = ["FileFormat", "FileSources", "FileSourceBuilder", "FilesBuilder", "json_source", "json_sink",
+           "file_watcher_source", "json_watcher_source", "JsonWatcherP"]
 
 
 class FileFormat:
@@ -98,27 +103,33 @@ class _ParseLines:
         number = self._lines[file_name] = self._lines.get(file_name, 0) + 1
         where = f"file '{os.path.join(self.directory, file_name)}', line {number}"
         if self.fmt.kind == "json":
-            if not line.strip():
-                return None
-            try:
-                fields = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise DagValidationError(f"FileFormat.json: {where} is not JSON ({error.msg} at column "
-                                         f"{error.colno}): {line!r:.100}") from None
-            if not isinstance(fields, dict):
-                raise DagValidationError(f"FileFormat.json: {where} holds a {type(fields).__name__}, expected a "
-                                         "JSON object per line")
-        else:
-            row = next(csv.reader([line]))
-            header = self._headers.get(file_name)
-            if header is None or number == 1:
-                self._headers[file_name] = row
-                return None
-            if len(row) < len(header):
-                raise DagValidationError(f"FileFormat.csv: {where} has {len(row)} fields, expected {len(header)} "
-                                         f"({', '.join(header)}): {line!r:.100}")
-            fields = dict(zip(header, row))
+            return json_object(line, self.fmt.cls, where)
+        row = next(csv.reader([line]))
+        header = self._headers.get(file_name)
+        if header is None or number == 1:
+            self._headers[file_name] = row
+            return None
+        if len(row) < len(header):
+            raise DagValidationError(f"FileFormat.csv: {where} has {len(row)} fields, expected {len(header)} "
+                                     f"({', '.join(header)}): {line!r:.100}")
+        fields = dict(zip(header, row))
         return fields if self.fmt.cls is None else bean_from_dict(self.fmt.cls, fields, f"FileFormat: {where}")
+
+
+def json_object(line: str, cls: type | None, where: str) -> Any:
+    """The JSON object of ``line`` as a dict or ``cls(**obj)`` (``None`` for a blank line); errors name
+    ``where``."""
+    if not line.strip():
+        return None
+    try:
+        fields = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise DagValidationError(f"FileFormat.json: {where} is not JSON ({error.msg} at column {error.colno}): "
+                                 f"{line!r:.100}") from None
+    if not isinstance(fields, dict):
+        raise DagValidationError(f"FileFormat.json: {where} holds a {type(fields).__name__}, expected a JSON "
+                                 "object per line")
+    return fields if cls is None else bean_from_dict(cls, fields, f"FileFormat: {where}")
 
 
 class WholeFileP(Processor):
@@ -259,3 +270,40 @@ def json_sink(directory: str | os.PathLike) -> Sink:
     """``Sinks.json(directory)``: one JSON object per line (``JsonUtil.to_json``), one file per processor."""
     directory = os.fspath(directory)
     return Sink(f"jsonFilesSink({directory})", write_file_p(directory, JsonUtil.to_json))
+
+
+class JsonWatcherP(StreamFilesP):
+    """``stream_files_p``'s processor emitting each appended line's JSON object (a dict, or ``cls(**obj)``)."""
+
+    def __init__(self, directory: str, glob: str, encoding: str, cls: type | None):
+        super().__init__(directory, glob, encoding)
+        self.cls = cls
+
+    def _read_lines(self, name: str, watched: Any) -> list:
+        where = f"a line appended to file '{os.path.join(self._directory, name)}'"
+        objects = (json_object(line, self.cls, where) for line in super()._read_lines(name, watched))
+        return [obj for obj in objects if obj is not None]
+
+
+class _JsonWatcherFactory:
+    def __init__(self, *args: Any):
+        self.args = args
+
+    def __call__(self) -> JsonWatcherP:
+        return JsonWatcherP(*self.args)
+
+
+def file_watcher_source(directory: str | os.PathLike) -> StreamSource:
+    """``Sources.file_watcher(directory)``: the lines appended to (or written into new) files of the directory
+    after the job starts (``stream_files_p``); vertex ``fileWatcherSource(DIR)``."""
+    directory = os.fspath(directory)
+    return StreamSource(f"fileWatcherSource({directory})", stream_files_p(directory))
+
+
+def json_watcher_source(directory: str | os.PathLike, cls: type | None = None) -> StreamSource:
+    """``Sources.json_watcher(directory, cls=None)``: as ``file_watcher``, each line parsed as a JSON object (a
+    line that does not parse fails the job naming the file); vertex ``jsonWatcherSource(DIR)``."""
+    directory = os.fspath(directory)
+    FileFormat.json(cls)  # checks cls
+    return StreamSource(f"jsonWatcherSource({directory})", mark_stream_source(ProcessorMetaSupplier.of(
+        _JsonWatcherFactory(directory, "*", "utf-8", cls))))

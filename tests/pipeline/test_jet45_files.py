@@ -13,7 +13,7 @@ import pytest
 from dag import JobFailedError
 from dag.errors import DagValidationError
 from pipeline import FileFormat, FileSources, Pipeline, Sinks, Sources
-from tests.support import unique
+from tests.support import running, unique, wait_for
 
 pytestmark = pytest.mark.spark
 
@@ -96,3 +96,28 @@ def test_bad_file_content_when_read_then_job_fails_naming_file_and_line(engine, 
 def test_fail_if_empty_when_no_file_matches_then_error_at_build(tmp_path) -> None:
     with pytest.raises(DagValidationError, match="no file matches '\\*.csv'"):
         FileSources.files(tmp_path).glob("*.csv").fail_if_empty(True).build()
+
+
+
+def test_file_and_json_watchers_when_lines_appended_then_streamed(engine, tmp_path) -> None:
+    watched = _write(tmp_path / "watched", {"old.log": "before the job\n"})
+    events = _write(tmp_path / "events", {})
+    lines_out, json_out = unique("watched"), unique("json-watched")
+    p = Pipeline.create()
+    p.read_from(Sources.file_watcher(watched)).without_timestamps().write_to(Sinks.list(lines_out))
+    p.read_from(Sources.json_watcher(events, Person)).without_timestamps().write_to(Sinks.list(json_out))
+
+    def appended() -> bool:  # keep appending until the job has started watching and streamed both
+        with open(watched / "old.log", "a") as f:
+            f.write("appended\n")
+        with open(events / "new.jsonl", "a") as f:
+            f.write('{"name": "Ed", "age": "1"}\n')
+        return bool(engine.get_list(lines_out)) and bool(engine.get_list(json_out))
+
+    with running(engine, p, join_timeout=120):
+        wait_for(appended, 120, "lines streamed from both watched directories", interval=0.5)
+    lines, people = list(engine.get_list(lines_out)), list(engine.get_list(json_out))
+    engine.get_list(lines_out).clear()
+    engine.get_list(json_out).clear()
+    assert lines and set(lines) == {"appended"}  # the line there before the job started is not read
+    assert people and set(people) == {Person("Ed", "1")}
