@@ -315,6 +315,14 @@ class Sinks:
         return Sink(_name("Sinks.from_processor", name), meta_supplier)
 
     @staticmethod
+    def socket(host: str, port: int, to_string_fn: Callable[[Any], Any] = str) -> Sink:
+        """Each item as a line ``to_string_fn(item)`` to the TCP server at ``host:port`` (one connection per
+        processor; Jet 4.5)."""
+        from pipeline.socket_sink import socket_sink
+
+        return socket_sink(host, port, to_string_fn)
+
+    @staticmethod
     def json(directory: str | os.PathLike) -> Sink:
         """One JSON object per line (``JsonUtil.to_json(item)``), one file per processor in ``directory``."""
         from pipeline.file_sources import json_sink
