@@ -315,6 +315,14 @@ class Sinks:
         return Sink(_name("Sinks.from_processor", name), meta_supplier)
 
     @staticmethod
+    def files_builder(directory: str | os.PathLike) -> Any:
+        """Jet's ``Sinks.filesBuilder``: ``.to_string_fn(fn).roll_by_date(pattern).roll_by_file_size(max_bytes)
+        .exactly_once(b).build()`` (see :mod:`pipeline.rolling_files`)."""
+        from pipeline.rolling_files import FileSinkBuilder
+
+        return FileSinkBuilder(directory)
+
+    @staticmethod
     def socket(host: str, port: int, to_string_fn: Callable[[Any], Any] = str) -> Sink:
         """Each item as a line ``to_string_fn(item)`` to the TCP server at ``host:port`` (one connection per
         processor; Jet 4.5)."""

@@ -12,7 +12,7 @@ import pytest
 
 from dag import JobFailedError
 from dag.errors import DagValidationError
-from pipeline import FileFormat, FileSources, Pipeline, Sinks, Sources
+from pipeline import FileFormat, FileSources, Pipeline, Sinks, Sources, TestSources
 from tests.support import running, unique, wait_for
 
 pytestmark = pytest.mark.spark
@@ -121,3 +121,30 @@ def test_file_and_json_watchers_when_lines_appended_then_streamed(engine, tmp_pa
     engine.get_list(json_out).clear()
     assert lines and set(lines) == {"appended"}  # the line there before the job started is not read
     assert people and set(people) == {Person("Ed", "1")}
+
+
+def test_files_builder_sink_when_rolling_by_size_and_date_then_small_dated_files_in_order(engine, tmp_path) -> None:
+    import time as _time
+
+    items = [f"line-{i:03d}" for i in range(60)]  # 9 bytes a line with its newline
+    out = tmp_path / "rolled"
+    p = Pipeline.create()
+    (p.read_from(TestSources.items(items))
+     .write_to(Sinks.files_builder(out).to_string_fn(str.upper).roll_by_date("YYYY-MM-dd")
+               .roll_by_file_size(40).build())
+     .set_local_parallelism(1))  # one writer: its files hold the items in order
+    before = _time.strftime("%Y-%m-%d")
+    engine.new_job(p).join(timeout=300)
+    after = _time.strftime("%Y-%m-%d")
+    files = sorted(out.iterdir(), key=lambda f: int(f.name.rsplit("-", 1)[1]))
+    assert all(f.name.startswith((before, after)) and f.stat().st_size <= 40 for f in files)
+    assert len(files) == -(-60 // 4)  # four 9-byte lines fit in 40 bytes
+    assert [line for f in files for line in f.read_text().splitlines()] == [i.upper() for i in items]
+
+
+def test_files_builder_sink_when_bad_arguments_then_errors_at_build(tmp_path) -> None:
+    with pytest.raises(DagValidationError, match="roll_by_file_size\\(max_bytes\\) needs an int >= 1, got 0"):
+        Sinks.files_builder(tmp_path).roll_by_file_size(0)
+    with pytest.raises(DagValidationError, match="exactly_once\\(True\\) together with"):
+        Sinks.files_builder(tmp_path).roll_by_file_size(10).exactly_once(True).build()
+    assert Sinks.files_builder(tmp_path).build().name == f"filesSink({tmp_path})"
