@@ -227,7 +227,8 @@ class MoreStageOps:
         ``set_preserve_order(False)``. A failing future fails the job naming the item; one pending after
         ``timeout_s`` too (see :mod:`pipeline.async_service`).
 
-        >>> pool = ServiceFactories.shared_service(lambda ctx: ThreadPoolExecutor(4), lambda e: e.shutdown())
+        >>> pool = ServiceFactories.shared_service(lambda ctx: ThreadPoolExecutor(4),  # doctest: +SKIP
+        ...                                        lambda e: e.shutdown())
         >>> stage.map_using_service_async(pool, lambda ex, x: ex.submit(lookup, x))  # doctest: +SKIP
         """
         return self._async("map-using-service-async", service_factory, fn, None, max_concurrent_ops, timeout_s)
