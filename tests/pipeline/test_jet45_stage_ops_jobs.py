@@ -5,11 +5,12 @@ stage with add_timestamps, preserved order, and keyed state surviving a restart 
 from __future__ import annotations
 
 import itertools
+from concurrent.futures import Future
 
 import pytest
 
-from dag import ExecutionMode, JobConfig, ProcessingGuarantee
-from pipeline import JoinClause, Pipeline, Sinks, TestSources, TimestampedItem, WindowDefinition
+from dag import Engine, EngineConfig, ExecutionMode, JobConfig, ProcessingGuarantee
+from pipeline import JoinClause, Pipeline, ServiceFactories, Sinks, TestSources, TimestampedItem, WindowDefinition
 from processors import ProcessorMetaSupplier, counting
 from tests.runtime.test_snapshots_pipelined import FailAt, _sequence
 from tests.support import running, unique, wait_for
@@ -25,12 +26,33 @@ def _run(engine, p: Pipeline, *sinks: str, config: JobConfig | None = None) -> l
     return out
 
 
+def _done(value) -> Future:
+    future: Future = Future()
+    future.set_result(value)
+    return future
+
+
 def _running_sum(state: list, key, item) -> tuple:
     state[0] += item
     return key, state[0]
 
 
-def test_batch_ops_when_run_then_sorted_rebalanced_joined_and_stateful_results(engine) -> None:
+@pytest.fixture(params=[1, 2], ids=["one-member", "two-members"])
+def any_engine(request, engine):
+    """The shared engine, and one of two members borrowing its session (keys cross members on distributed
+    edges)."""
+    if request.param == 1:
+        yield engine
+        return
+    two = Engine(EngineConfig(members=2), spark=engine.spark)
+    try:
+        yield two
+    finally:
+        two.close()
+
+
+def test_batch_ops_when_run_then_sorted_rebalanced_joined_and_stateful_results(any_engine) -> None:
+    engine = any_engine
     items = [17, 3, 42, 8, 23, 4, 15, 16]
     s, r, j, g, k = (unique(n) for n in "srjgk")
     p = Pipeline.create()
@@ -42,7 +64,11 @@ def test_batch_ops_when_run_then_sorted_rebalanced_joined_and_stateful_results(e
                         lambda x, name: f"{x}={name}").write_to(Sinks.list(j))
     src.map_stateful(lambda: [0], lambda st, x: st.__setitem__(0, st[0] + 1) or st[0]).write_to(Sinks.list(g))
     src.grouping_key(lambda x: x % 2).map_stateful(lambda: [0], _running_sum).write_to(Sinks.list(k))
-    sorted_out, rebalanced, joined, counts, sums = _run(engine, p, s, r, j, g, k)
+    doubled = unique("async")
+    src.map_using_service_async(ServiceFactories.shared_service(lambda ctx: 2),
+                                lambda two, x: _done(x * two)).write_to(Sinks.list(doubled))
+    sorted_out, rebalanced, joined, counts, sums, async_out = _run(engine, p, s, r, j, g, k, doubled)
+    assert sorted(async_out) == sorted(x * 2 for x in items)
     assert sorted_out == sorted(items, reverse=True)
     assert sorted(rebalanced) == sorted(x * 10 for x in items if x * 10 > 50)
     assert sorted(joined) == ["3=three", "8=eight"]
@@ -90,7 +116,8 @@ def test_keyed_map_stateful_when_stream_with_ttl_then_evictions_emitted(engine) 
     assert evicted == [("evicted", key, 10) for key in range(4)]  # each key saw 10 items, then its state expired
 
 
-def test_keyed_map_stateful_when_restarted_from_snapshot_then_running_sums_continue(engine, tmp_path) -> None:
+def test_keyed_map_stateful_when_restarted_from_snapshot_then_running_sums_continue(any_engine, tmp_path) -> None:
+    engine = any_engine
     n = 3000
     out = unique("restart")
     marker = tmp_path / f"item-{n // 2}"
