@@ -20,11 +20,15 @@ imports pyspark.
 
 from __future__ import annotations
 
+from pipeline.assertions import AssertionCompletedException, Assertions, AssertionSinks
 from pipeline.builders import GroupAggregateBuilder, HashJoinBuilder
 from pipeline.connectors import BatchSource, Sink, Sinks, Sources, StreamSource, TestSources
 from pipeline.events import SimpleEvent, TimestampedItem
+from pipeline.file_sources import FileFormat, FileSources
 from pipeline.join import ItemsByTag, JoinClause, Tag
+from pipeline.json_util import JsonUtil
 from pipeline.pipeline import Pipeline
+from pipeline.services import ServiceFactories, ServiceFactory
 from pipeline.stages import (
     BatchStage,
     BatchStageWithKey,
@@ -34,10 +38,13 @@ from pipeline.stages import (
     StreamStageWithKey,
 )
 from pipeline.windows import WindowDefinition
+from processors.aggregate import AggregateOperation
 
 __all__ = [
     "Pipeline", "Sources", "Sinks", "TestSources", "WindowDefinition", "JoinClause", "Tag", "ItemsByTag",
     "TimestampedItem", "SimpleEvent", "BatchSource", "StreamSource", "Sink", "BatchStage", "StreamStage",
     "BatchStageWithKey", "StreamStageWithKey", "GeneralStage", "SinkStage", "HashJoinBuilder",
-    "GroupAggregateBuilder",
+    "GroupAggregateBuilder", "ServiceFactories", "ServiceFactory", "AggregateOperation",
+    "Assertions", "AssertionSinks", "AssertionCompletedException", "JsonUtil",
+    "FileSources", "FileFormat",
 ]

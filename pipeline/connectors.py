@@ -50,11 +50,14 @@ __all__ = ["BatchSource", "StreamSource", "Sink", "Sources", "Sinks", "TestSourc
 
 
 class BatchSource:
-    """A bounded source: the vertex ``name`` and the ``supplier`` it runs."""
+    """A bounded source: the vertex ``name`` and the ``supplier`` it runs. ``post_fn(item)``: applied to every
+    item right after the source (``None`` drops it), e.g. ``Sources.map``'s predicate and projection, run in
+    a ``NAME-select`` vertex after the source's (a driver-side source is a Spark operation, not processors)."""
 
-    def __init__(self, name: str, supplier: Any):
+    def __init__(self, name: str, supplier: Any, post_fn: Callable[[Any], Any] | None = None):
         self.name = name
         self.supplier = supplier
+        self.post_fn = post_fn
 
     def __repr__(self) -> str:
         return f"BatchSource({self.name!r})"
@@ -96,6 +99,34 @@ def _name(owner: str, name: Any) -> str:
     return name
 
 
+def collection_name(owner: str, collection: Any, kind: str) -> str:
+    """The name of a driver ``kind`` ("map" or "list"): ``collection`` is the name, or the object
+    ``engine.get_map``/``get_list`` returned (Jet takes the IMap/IList or its name). A wrong argument's error
+    shows its type and a short prefix of it, never a whole map."""
+    if isinstance(collection, str) and collection:
+        return collection
+    name = getattr(collection, "name", None)
+    if not isinstance(collection, str) and isinstance(name, str) and name:
+        return name
+    raise DagValidationError(
+        f"{owner}: expected the {kind}'s name (a non-empty str) or the {kind} from engine.get_{kind}(name), got "
+        f"{type(collection).__name__} {repr(collection)[:60]}{'...' if len(repr(collection)) > 60 else ''}; "
+        f"e.g. {owner.split('(')[0]}(engine.get_{kind}('input')) or {owner.split('(')[0]}('input')")
+
+
+class _SelectEntries:
+    """``Sources.map``'s predicate and projection as one function: ``None`` drops the entry."""
+
+    def __init__(self, predicate_fn: Callable | None, projection_fn: Callable | None):
+        self.predicate_fn = predicate_fn
+        self.projection_fn = projection_fn
+
+    def __call__(self, entry: Any) -> Any:
+        if self.predicate_fn is not None and not self.predicate_fn(entry):
+            return None
+        return entry if self.projection_fn is None else self.projection_fn(entry)
+
+
 class _ItemsP(Processor):
     """Emits the given items from ``complete()`` (the processor of ``TestSources.items``)."""
 
@@ -127,14 +158,34 @@ class Sources:
     """Factories of pipeline sources (Jet's ``Sources``)."""
 
     @staticmethod
-    def list(name: str) -> BatchSource:
-        """The items of the driver-side list ``engine.get_list(name)``."""
-        return BatchSource(f"listSource({_name('Sources.list', name)})", read_list_p(name))
+    def list(list_or_name: Any) -> BatchSource:
+        """The items of the driver-side list ``engine.get_list(name)``: the list or its name (Jet 4.5).
+
+        >>> Sources.list("text").name
+        'listSource(text)'
+        """
+        name = collection_name("Sources.list", list_or_name, "list")
+        return BatchSource(f"listSource({name})", read_list_p(name))
 
     @staticmethod
-    def map(name: str) -> BatchSource:
-        """The ``(key, value)`` entries of the driver-side map ``engine.get_map(name)``."""
-        return BatchSource(f"mapSource({_name('Sources.map', name)})", read_map_p(name))
+    def map(map_or_name: Any, predicate_fn: Callable[[Any], Any] | None = None,
+            projection_fn: Callable[[Any], Any] | None = None) -> BatchSource:
+        """The ``(key, value)`` entries of the driver-side map ``engine.get_map(name)`` (the map or its name).
+
+        With ``predicate_fn(entry)`` only the entries it accepts; with ``projection_fn(entry)`` its results
+        instead of the entries (``None`` results are dropped), as Jet's ``Sources.map(map, predicate,
+        projection)``; both run where the entries are read.
+
+        >>> Sources.map("prices", lambda e: e[1] > 10, lambda e: e[0]).name
+        'mapSource(prices)'
+        """
+        name = collection_name("Sources.map", map_or_name, "map")
+        for label, fn in (("predicate_fn", predicate_fn), ("projection_fn", projection_fn)):
+            if fn is not None and not callable(fn):
+                raise DagValidationError(f"Sources.map({name!r}): {label} must be callable, got {fn!r:.80}")
+        post = None if predicate_fn is None and projection_fn is None else _SelectEntries(predicate_fn,
+                                                                                          projection_fn)
+        return BatchSource(f"mapSource({name})", read_map_p(name), post)
 
     @staticmethod
     def files(directory: str | os.PathLike, glob: str = "*", shared_fs: bool = False,
@@ -150,6 +201,35 @@ class Sources:
         return BatchSource(_name("Sources.batch_from_processor", name), meta_supplier)
 
     @staticmethod
+    def json(directory: str | os.PathLike, cls: type | None = None) -> BatchSource:
+        """The objects of the JSON Lines files in ``directory``: dicts, or ``cls(**obj)`` (Jet 4.5)."""
+        from pipeline.file_sources import json_source
+
+        return json_source(directory, cls)
+
+    @staticmethod
+    def files_builder(directory: str | os.PathLike) -> Any:
+        """Jet's ``Sources.filesBuilder``: ``.glob(g).shared_file_system(b).charset(c).build(map_output_fn)``."""
+        from pipeline.file_sources import FilesBuilder
+
+        return FilesBuilder(directory)
+
+    @staticmethod
+    def file_watcher(directory: str | os.PathLike) -> StreamSource:
+        """A stream of the lines appended to (or written into new) files of ``directory`` after the job
+        starts (as ``stream_files_p``)."""
+        from pipeline.file_sources import file_watcher_source
+
+        return file_watcher_source(directory)
+
+    @staticmethod
+    def json_watcher(directory: str | os.PathLike, cls: type | None = None) -> StreamSource:
+        """As ``file_watcher``, each line a JSON object: a dict, or ``cls(**obj)``."""
+        from pipeline.file_sources import json_watcher_source
+
+        return json_watcher_source(directory, cls)
+
+    @staticmethod
     def socket(host: str, port: int, encoding: str = "utf-8") -> StreamSource:
         """The lines a TCP server sends (a client connection, as ``stream_socket_p``); a stream source."""
         from pipeline.stream_sources import socket_source
@@ -157,11 +237,12 @@ class Sources:
         return socket_source(host, port, encoding)
 
     @staticmethod
-    def map_journal(name: str, initial_position: JournalInitialPosition = JournalInitialPosition.START_FROM_OLDEST,
+    def map_journal(map_or_name: Any, initial_position: JournalInitialPosition = JournalInitialPosition.START_FROM_OLDEST,
                     predicate_fn: Callable | None = None, projection_fn: Callable | None = None) -> StreamSource:
-        """The event journal of the driver-side map ``name`` (as ``stream_map_p``); a stream source."""
+        """The event journal of the driver-side map (the map or its name; as ``stream_map_p``); a stream source."""
         from pipeline.stream_sources import map_journal_source
 
+        name = collection_name("Sources.map_journal", map_or_name, "map")
         return map_journal_source(name, initial_position, predicate_fn, projection_fn)
 
     @staticmethod
@@ -259,6 +340,29 @@ class Sinks:
         from pipeline.jdbc import JdbcSinkBuilder
 
         return JdbcSinkBuilder()
+
+    @staticmethod
+    def files_builder(directory: str | os.PathLike) -> Any:
+        """Jet's ``Sinks.filesBuilder``: ``.to_string_fn(fn).roll_by_date(pattern).roll_by_file_size(max_bytes)
+        .exactly_once(b).build()`` (see :mod:`pipeline.rolling_files`)."""
+        from pipeline.rolling_files import FileSinkBuilder
+
+        return FileSinkBuilder(directory)
+
+    @staticmethod
+    def socket(host: str, port: int, to_string_fn: Callable[[Any], Any] = str) -> Sink:
+        """Each item as a line ``to_string_fn(item)`` to the TCP server at ``host:port`` (one connection per
+        processor; Jet 4.5)."""
+        from pipeline.socket_sink import socket_sink
+
+        return socket_sink(host, port, to_string_fn)
+
+    @staticmethod
+    def json(directory: str | os.PathLike) -> Sink:
+        """One JSON object per line (``JsonUtil.to_json(item)``), one file per processor in ``directory``."""
+        from pipeline.file_sources import json_sink
+
+        return json_sink(directory)
 
 
 def as_source(source: Any) -> BatchSource | StreamSource:

@@ -228,10 +228,12 @@ class HashJoinP(_Emitting):
 
     ``mode``: ``"bi"`` (``fn(left, right)``), ``"tri"`` (``fn(left, r1, r2)``) or ``"tags"``
     (``fn(left, ItemsByTag)`` with ``tags[i]`` for clause i). ``events``: left items are ``JetEvent``.
+    ``inner``: a left item without a match is dropped instead of joined with ``None``.
     """
 
     def __init__(self, key_fns: Sequence[Callable[[Any], Any]], map_to_output_fn: Callable[..., Any],
-                 mode: str, tags: Sequence[Tag] = (), events: bool = False):
+                 mode: str, tags: Sequence[Tag] = (), events: bool = False, inner: bool = False):
+        self.inner = inner
         self.key_fns = tuple(key_fns)
         self.map_to_output_fn = map_to_output_fn
         self.mode = mode
@@ -256,7 +258,10 @@ class HashJoinP(_Emitting):
         return out
 
     def _join(self, left: Any) -> list:
-        matches = [table.get(key_fn(left)) or (None,) for key_fn, table in zip(self.key_fns, self._tables)]
+        matches = [table.get(key_fn(left)) for key_fn, table in zip(self.key_fns, self._tables)]
+        if self.inner and not all(matches):  # inner_hash_join: an item without a match is dropped
+            return []
+        matches = [m or (None,) for m in matches]
         fn, results = self.map_to_output_fn, []
         for combination in product(*matches) if len(matches) > 1 else ((m,) for m in matches[0]):
             if self.mode == "bi":

@@ -35,6 +35,21 @@ class Pipeline:
         self._transforms: list[Transform] = []
         self._downstream: dict[Transform, int] = {}
         self._undecided: list[Any] = []  # stream-source stages still waiting for a timestamp choice
+        self._preserve_order: bool | None = None  # None: not set (async services keep order, Jet's default)
+
+    def set_preserve_order(self, value: bool) -> Pipeline:
+        """Keep the items' order through stateless stages (Jet 4.4): each takes the local parallelism of the
+        stage before it and an isolated edge from it (see :mod:`pipeline.more_stages`); also makes
+        ``map_using_service_async`` keep the input order. Returns the pipeline."""
+        if not isinstance(value, bool):
+            raise TypeError(f"Pipeline.set_preserve_order(value) needs a bool, got {value!r:.80}")
+        self._preserve_order = value
+        return self
+
+    @property
+    def preserve_order(self) -> bool:
+        """Whether ``set_preserve_order(True)`` was called."""
+        return self._preserve_order is True
 
     @staticmethod
     def create() -> Pipeline:
@@ -49,7 +64,7 @@ class Pipeline:
         if isinstance(descriptor, BatchSource):
             from pipeline.stages import BatchStage
 
-            return BatchStage(SourceTransform(self, descriptor.name, descriptor.supplier))
+            return BatchStage(SourceTransform(self, descriptor.name, descriptor.supplier, descriptor.post_fn))
         from pipeline.stream_stages import StreamSourceStage
 
         stage = StreamSourceStage(self, descriptor)
@@ -85,7 +100,7 @@ class Pipeline:
         self._check_complete()
         if not self._transforms:
             raise DagValidationError("This pipeline is empty; start it with p.read_from(Sources...)")
-        planner = Planner()
+        planner = Planner(self._preserve_order)
         for transform in self._transforms:
             transform.add_to_dag(planner)
         return planner.build()

@@ -52,7 +52,9 @@ class PlannerVertex:
 class Planner:
     """Collects vertices and edges for one ``to_dag()`` call; ``build()`` makes the DAG."""
 
-    def __init__(self) -> None:
+    def __init__(self, preserve_order: bool | None = None) -> None:
+        self.preserve_order = preserve_order  # None: not set; False: also lets async results leave unordered
+        self.edge_overrides: dict[Transform, EdgeConfigurer] = {}  # rebalance: routing of the edges leaving it
         self.xform2vertex: dict[Transform, PlannerVertex] = {}
         self._vertices: list[PlannerVertex] = []
         self._edges: list[tuple[PlannerVertex, int, PlannerVertex, int, EdgeConfigurer | None]] = []
@@ -93,9 +95,12 @@ class Planner:
     def add_edges(self, transform: Transform, dest: PlannerVertex,
                   configure: EdgeConfigurer | None = None) -> None:
         """Edges from each upstream transform's vertex to ``dest``, at ordinals 0, 1, ...;
-        ``configure(edge, ordinal)`` sets routing."""
+        ``configure(edge, ordinal)`` sets routing. An upstream ``rebalance`` sets it first (``configure`` may
+        still make the edge partitioned)."""
         for ordinal, upstream in enumerate(transform.upstream):
-            self.edge(self.xform2vertex[upstream], dest, ordinal, configure)
+            override = self.edge_overrides.get(upstream)
+            both = configure if override is None else _Both(override, configure)
+            self.edge(self.xform2vertex[upstream], dest, ordinal, both)
 
     def build(self) -> DAG:
         """The DAG of the planned vertices and edges."""
@@ -107,3 +112,16 @@ class Planner:
                 configure(edge, dest_ordinal)
             dag.edge(edge)
         return dag
+
+
+class _Both:
+    """Two edge configurers, applied in order."""
+
+    def __init__(self, first: EdgeConfigurer, then: EdgeConfigurer | None):
+        self.first = first
+        self.then = then
+
+    def __call__(self, edge: Edge, ordinal: int) -> None:
+        self.first(edge, ordinal)
+        if self.then is not None:
+            self.then(edge, ordinal)

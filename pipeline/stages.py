@@ -32,6 +32,8 @@ from typing import TYPE_CHECKING, Any
 from dag.errors import DagValidationError
 from pipeline import internal
 from pipeline.connectors import as_sink
+from pipeline.more_stages import MoreBatchOps, MoreKeyedOps, MoreStageOps
+from pipeline.services import KeyedServiceFn, ServiceFactory
 from pipeline.transforms import (
     AggregateTransform,
     DistinctTransform,
@@ -75,6 +77,57 @@ def check_op(stage: str, label: str, op: Any) -> AggregateOperation:
         raise TypeError(f"stage '{stage}': {label} must be an AggregateOperation (counting(), to_list(), ...), "
                         f"got {op!r:.80} ({type(op).__name__})")
     return op
+
+
+def check_single_input_op(stage: str, label: str, op: Any) -> AggregateOperation:
+    """``op`` checked as an operation of one input (``aggregate(op)`` and its windowed and keyed forms)."""
+    check_op(stage, label, op)
+    if op.arity != 1:
+        raise DagValidationError(
+            f"stage '{stage}': {label} got an operation for {op.arity} inputs ({op!r}), but this aggregation has "
+            f"one input; co-aggregate with aggregate{op.arity}(stage1{', stage2' if op.arity > 2 else ''}, op) "
+            "instead, or give an operation with one accumulate function")
+    return op
+
+
+def co_aggregate_args(stage: str, operation: str, inputs: int, args: tuple) -> tuple[list, AggregateOperation,
+                                                                                    bool]:
+    """The arguments of ``aggregate2``/``aggregate3`` in either of Jet's forms: one operation per input
+    (``aggregate2(op0, stage1, op1)``, result a tuple of the results) or one multi-input operation
+    (``aggregate2(stage1, op2)``, Jet 4). Returns ``(other stages, combined operation, per_input)``."""
+    per_input = len(args) == 2 * inputs - 1 and all(isinstance(a, AggregateOperation) for a in args[0::2])
+    multi = len(args) == inputs and isinstance(args[-1], AggregateOperation) and not any(
+        isinstance(a, AggregateOperation) for a in args[:-1])
+    if per_input:
+        ops = [check_single_input_op(stage, f"{operation} op{i}", op) for i, op in enumerate(args[0::2])]
+        return list(args[1::2]), _co_aggregate(tuple(ops), None), True
+    if multi:
+        op = args[-1]
+        if op.arity != inputs:
+            raise DagValidationError(
+                f"stage '{stage}': {operation}(..., op) needs an operation for {inputs} inputs (one accumulate "
+                f"function per input), got {op!r} with {op.arity}; build it with aggregate_operation{inputs}(...) "
+                f"or AggregateOperation.with_create(fn).and_accumulate0(fn)...and_accumulate{inputs - 1}(fn)")
+        return list(args[:-1]), op, False
+    others = ", ".join(f"stage{i}" for i in range(1, inputs))
+    per = ", ".join(f"{'stage%d, ' % i if i else ''}op{i}" for i in range(inputs))
+    got = ", ".join(type(a).__name__ for a in args)
+    raise TypeError(
+        f"stage '{stage}': {operation} takes ({per}) (one operation per input; the result is a tuple of "
+        f"{inputs} results) or ({others}, op{inputs}) (one operation for {inputs} inputs, Jet 4's form); "
+        f"got ({got})")
+
+
+def check_service_factory(stage: str, operation: str, factory: Any) -> ContextFactory:
+    """The context factory of a ``ServiceFactory`` (a ``TypeError`` naming the stage for anything else)."""
+    if not isinstance(factory, ServiceFactory):
+        hint = " (a ContextFactory goes to map_using_context)" if isinstance(factory, ContextFactory) else ""
+        raise TypeError(f"stage '{stage}': {operation} needs a ServiceFactory (ServiceFactories.shared_service("
+                        f"create_fn) or .non_shared_service(create_fn)), got {factory!r:.80}{hint}")
+    return factory.to_context_factory()
+
+
+_USING_P = {"map": map_using_context_p, "filter": filter_using_context_p, "flat_map": flat_map_using_context_p}
 
 
 class Stage:
@@ -129,7 +182,7 @@ class SinkStage(Stage):
     """The stage ``write_to`` returns; nothing can be attached to it."""
 
 
-class GeneralStage(Stage):
+class GeneralStage(MoreStageOps, Stage):
     """The operations of every compute stage (batch or stream)."""
 
     @property
@@ -164,10 +217,33 @@ class GeneralStage(Stage):
             raise TypeError(f"stage '{self.name}': {kind}_using_context(factory, fn) needs a ContextFactory "
                             f"(ContextFactory.with_create_fn(fn)), got {factory!r:.80}")
         check_callable(self.name, f"{kind}_using_context(factory, fn)", fn)
-        factory_p = {"map": map_using_context_p, "filter": filter_using_context_p,
-                     "flat_map": flat_map_using_context_p}[kind]
+        return self._using(kind, factory, fn, "context")
+
+    def _using(self, kind: str, factory: ContextFactory, fn: Callable, what: str) -> Any:
         adapted = internal.EventUsingContext(fn, kind) if self._events else fn
-        return self._stateless(f"{kind.replace('_', '-')}-using-context", factory_p(factory, adapted))
+        return self._stateless(f"{kind.replace('_', '-')}-using-{what}", _USING_P[kind](factory, adapted))
+
+    def _using_service(self, kind: str, factory: Any, fn: Callable) -> Any:
+        operation = f"{kind}_using_service(service_factory, fn)"
+        context_factory = check_service_factory(self.name, operation, factory)
+        check_callable(self.name, operation, fn)
+        return self._using(kind, context_factory, fn, "service")
+
+    def map_using_service(self, service_factory: Any, fn: Callable[[Any, Any], Any]) -> Any:
+        """``fn(service, item)`` with the service of ``service_factory`` (Jet 4); ``None`` drops the item.
+
+        >>> rates = ServiceFactories.shared_service(lambda ctx: {"EUR": 1.1})  # doctest: +SKIP
+        >>> stage.map_using_service(rates, lambda r, trade: trade.amount * r[trade.currency])  # doctest: +SKIP
+        """
+        return self._using_service("map", service_factory, fn)
+
+    def filter_using_service(self, service_factory: Any, pred: Callable[[Any, Any], Any]) -> Any:
+        """The items for which ``pred(service, item)`` is true."""
+        return self._using_service("filter", service_factory, pred)
+
+    def flat_map_using_service(self, service_factory: Any, fn: Callable[[Any, Any], Any]) -> Any:
+        """Every item of ``fn(service, item)``."""
+        return self._using_service("flat_map", service_factory, fn)
 
     def map_using_context(self, factory: ContextFactory, fn: Callable[[Any, Any], Any]) -> Any:
         """``fn(ctx, item)`` with the object ``factory`` creates for each processor; ``None`` drops the item."""
@@ -226,8 +302,10 @@ class GeneralStage(Stage):
                             f"key_fn) or JoinClause.on_keys(...)), got {clause!r:.80}")
         return transform
 
-    def _hash_join(self, joined: list, clauses: list, fn: Callable, mode: str, tags: tuple = ()) -> Any:
-        return self._attach(HashJoinTransform(self.pipeline, [self._transform, *joined], clauses, fn, mode, tags))
+    def _hash_join(self, joined: list, clauses: list, fn: Callable, mode: str, tags: tuple = (),
+                   inner: bool = False) -> Any:
+        return self._attach(HashJoinTransform(self.pipeline, [self._transform, *joined], clauses, fn, mode, tags,
+                                              inner))
 
     def hash_join(self, other: BatchStage, join_clause: JoinClause,
                   map_to_output_fn: Callable[[Any, Any], Any]) -> Any:
@@ -281,7 +359,7 @@ class GeneralStage(Stage):
     drain_to = write_to
 
 
-class BatchStage(GeneralStage):
+class BatchStage(MoreBatchOps, GeneralStage):
     """A stage of a bounded pipeline branch."""
 
     def _keyed_class(self) -> type:
@@ -289,21 +367,24 @@ class BatchStage(GeneralStage):
 
     def aggregate(self, op: AggregateOperation) -> BatchStage:
         """One item: ``op``'s result over all items."""
-        check_op(self.name, "aggregate(op)", op)
+        check_single_input_op(self.name, "aggregate(op)", op)
         return BatchStage(AggregateTransform(self.pipeline, "aggregate", [self._transform], op))
 
-    def aggregate2(self, op0: AggregateOperation, stage1: BatchStage, op1: AggregateOperation) -> BatchStage:
-        """One item ``(r0, r1)``: ``op0`` over this stage's items, ``op1`` over ``stage1``'s."""
-        return self._aggregate_n("aggregate2", [op0, op1], [stage1])
+    def aggregate2(self, *args: Any) -> BatchStage:
+        """Co-aggregate with ``stage1``: ``aggregate2(op0, stage1, op1)`` gives one item ``(r0, r1)``;
+        ``aggregate2(stage1, op2)`` (Jet 4) one item, the result of the two-input ``op2``.
 
-    def aggregate3(self, op0: AggregateOperation, stage1: BatchStage, op1: AggregateOperation,
-                   stage2: BatchStage, op2: AggregateOperation) -> BatchStage:
-        """One item ``(r0, r1, r2)``."""
-        return self._aggregate_n("aggregate3", [op0, op1, op2], [stage1, stage2])
+        >>> counts = p.read_from(a).aggregate2(p.read_from(b), aggregate_operation2(counting(), counting()))
+        ... # doctest: +SKIP
+        """
+        return self._aggregate_n("aggregate2", *co_aggregate_args(self.name, "aggregate2", 2, args)[:2])
 
-    def _aggregate_n(self, operation: str, ops: list, stages: list) -> BatchStage:
-        for i, op in enumerate(ops):
-            check_op(self.name, f"{operation} op{i}", op)
+    def aggregate3(self, *args: Any) -> BatchStage:
+        """``aggregate3(op0, stage1, op1, stage2, op2)`` gives ``(r0, r1, r2)``; ``aggregate3(stage1, stage2,
+        op3)`` the result of the three-input ``op3``."""
+        return self._aggregate_n("aggregate3", *co_aggregate_args(self.name, "aggregate3", 3, args)[:2])
+
+    def _aggregate_n(self, operation: str, stages: list, op: AggregateOperation) -> BatchStage:
         upstream = [self._transform]
         for stage in stages:
             transform = self._check_same_pipeline(stage, operation)
@@ -311,7 +392,7 @@ class BatchStage(GeneralStage):
                 raise TypeError(f"stage '{self.name}': {operation} needs BatchStages, got "
                                 f"{type(stage).__name__} '{stage.name}'; add window(...) to aggregate streams")
             upstream.append(transform)
-        return BatchStage(AggregateTransform(self.pipeline, "aggregate", upstream, _co_aggregate(tuple(ops), None)))
+        return BatchStage(AggregateTransform(self.pipeline, "aggregate", upstream, op))
 
     def distinct(self) -> BatchStage:
         """Each distinct item once."""
@@ -366,7 +447,7 @@ class StreamStage(_NeedsWindow, GeneralStage):
     add_timestamps = with_timestamps
 
 
-class StageWithKey:
+class StageWithKey(MoreKeyedOps):
     """Base of the keyed stages: the stage it came from and ``key_fn``."""
 
     def __init__(self, stage: GeneralStage, key_fn: Callable[[Any], Any]):
@@ -390,15 +471,33 @@ class StageWithKey:
             raise TypeError(f"stage '{self.name}': {kind}_using_context(factory, fn) needs a ContextFactory, got "
                             f"{factory!r:.80}")
         check_callable(self.name, f"{kind}_using_context(factory, fn)", fn)
-        keyed = _KeyedContextFn(fn, self.key_fn)
+        return self._keyed_using(kind, factory, _KeyedContextFn(fn, self.key_fn), "context")
+
+    def _keyed_using(self, kind: str, factory: ContextFactory, keyed: Callable, what: str) -> Any:
         stage = self._stage
         adapted = internal.EventUsingContext(keyed, kind) if stage._events else keyed  # noqa: SLF001
-        factory_p = {"map": map_using_context_p, "filter": filter_using_context_p,
-                     "flat_map": flat_map_using_context_p}[kind]
-        transform = StatelessTransform(self.pipeline, f"{kind.replace('_', '-')}-using-context",
-                                       factory_p(factory, adapted), [self._transform], stage._events,  # noqa: SLF001
-                                       partition_key=self.key_fn)
+        transform = StatelessTransform(self.pipeline, f"{kind.replace('_', '-')}-using-{what}",
+                                       _USING_P[kind](factory, adapted), [self._transform],
+                                       stage._events, partition_key=self.key_fn)  # noqa: SLF001
         return stage._attach(transform)  # noqa: SLF001
+
+    def _keyed_using_service(self, kind: str, factory: Any, fn: Callable) -> Any:
+        operation = f"{kind}_using_service(service_factory, fn)"
+        context_factory = check_service_factory(self.name, operation, factory)
+        check_callable(self.name, operation, fn)
+        return self._keyed_using(kind, context_factory, KeyedServiceFn(fn, self.key_fn), "service")
+
+    def map_using_service(self, service_factory: Any, fn: Callable[[Any, Any, Any], Any]) -> Any:
+        """``fn(service, key, item)``; items of one key always meet the same processor (Jet 4's keyed form)."""
+        return self._keyed_using_service("map", service_factory, fn)
+
+    def filter_using_service(self, service_factory: Any, pred: Callable[[Any, Any, Any], Any]) -> Any:
+        """The items for which ``pred(service, key, item)`` is true (routed by key)."""
+        return self._keyed_using_service("filter", service_factory, pred)
+
+    def flat_map_using_service(self, service_factory: Any, fn: Callable[[Any, Any, Any], Any]) -> Any:
+        """Every item of ``fn(service, key, item)`` (routed by key)."""
+        return self._keyed_using_service("flat_map", service_factory, fn)
 
     def map_using_context(self, factory: ContextFactory, fn: Callable[[Any, Any, Any], Any]) -> Any:
         """``fn(ctx, key, item)``; items of one key always meet the same context object."""
@@ -438,24 +537,26 @@ class BatchStageWithKey(StageWithKey):
 
     def aggregate(self, op: AggregateOperation) -> BatchStage:
         """``(key, result)`` per key."""
-        check_op(self.name, "aggregate(op)", op)
+        check_single_input_op(self.name, "aggregate(op)", op)
         return BatchStage(AggregateTransform(self.pipeline, "group-and-aggregate", [self._transform], op,
                                              [self.key_fn]))
 
-    def aggregate2(self, op0: AggregateOperation, stage1: BatchStageWithKey, op1: AggregateOperation,
-                   map_to_output_fn: Callable[..., Any] | None = None) -> BatchStage:
-        """Co-group with ``stage1`` on the key: ``(key, (r0, r1))`` or ``map_to_output_fn(key, r0, r1)``."""
-        return self._co_group("aggregate2", [op0, op1], [stage1], map_to_output_fn)
+    def aggregate2(self, *args: Any, map_to_output_fn: Callable[..., Any] | None = None) -> BatchStage:
+        """Co-group with ``stage1`` on the key. ``aggregate2(op0, stage1, op1)``: ``(key, (r0, r1))`` or
+        ``map_to_output_fn(key, r0, r1)``; ``aggregate2(stage1, op2)`` (Jet 4): ``(key, result)`` or
+        ``map_to_output_fn(key, result)``. (A trailing callable is taken as ``map_to_output_fn``.)"""
+        return self._co_group("aggregate2", 2, args, map_to_output_fn)
 
-    def aggregate3(self, op0: AggregateOperation, stage1: BatchStageWithKey, op1: AggregateOperation,
-                   stage2: BatchStageWithKey, op2: AggregateOperation,
-                   map_to_output_fn: Callable[..., Any] | None = None) -> BatchStage:
-        """Co-group with two stages: ``(key, (r0, r1, r2))`` or ``map_to_output_fn(key, r0, r1, r2)``."""
-        return self._co_group("aggregate3", [op0, op1, op2], [stage1, stage2], map_to_output_fn)
+    def aggregate3(self, *args: Any, map_to_output_fn: Callable[..., Any] | None = None) -> BatchStage:
+        """Co-group with two stages: ``aggregate3(op0, stage1, op1, stage2, op2)`` gives ``(key, (r0, r1,
+        r2))``; ``aggregate3(stage1, stage2, op3)`` gives ``(key, result)``."""
+        return self._co_group("aggregate3", 3, args, map_to_output_fn)
 
-    def _co_group(self, operation: str, ops: list, stages: list, map_to_output_fn: Callable | None) -> BatchStage:
-        for i, op in enumerate(ops):
-            check_op(self.name, f"{operation} op{i}", op)
+    def _co_group(self, operation: str, inputs: int, args: tuple, map_to_output_fn: Callable | None) -> BatchStage:
+        if map_to_output_fn is None and args and callable(args[-1]) and not isinstance(
+                args[-1], (AggregateOperation, StageWithKey)):
+            args, map_to_output_fn = args[:-1], args[-1]
+        stages, op, per_input = co_aggregate_args(self.name, operation, inputs, args)
         if map_to_output_fn is not None:
             check_callable(self.name, f"{operation} map_to_output_fn", map_to_output_fn)
         upstream, key_fns = [self._transform], [self.key_fn]
@@ -465,9 +566,9 @@ class BatchStageWithKey(StageWithKey):
                                 f"stage.grouping_key(key_fn), got {stage!r:.80}")
             upstream.append(self._stage._check_same_pipeline(stage._stage, operation))  # noqa: SLF001
             key_fns.append(stage.key_fn)
-        out = entry if map_to_output_fn is None else _SpreadResults(map_to_output_fn)
-        return BatchStage(AggregateTransform(self.pipeline, "co-group-and-aggregate", upstream,
-                                             _co_aggregate(tuple(ops), None), key_fns, out))
+        out = entry if map_to_output_fn is None else (
+            _SpreadResults(map_to_output_fn) if per_input else map_to_output_fn)
+        return BatchStage(AggregateTransform(self.pipeline, "co-group-and-aggregate", upstream, op, key_fns, out))
 
     def aggregate_builder(self, op0: AggregateOperation) -> GroupAggregateBuilder:
         """A co-group builder: ``.tag0()``, ``.add(stage_with_key, op) -> Tag``, ``.build(fn(key, ibt))``."""

@@ -9,6 +9,7 @@ to choose first.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pipeline.pipeline import Pipeline
     from pipeline.stages import StreamStage
 
-__all__ = ["StreamSourceStage", "add_timestamps"]
+__all__ = ["StreamSourceStage", "add_timestamps", "wall_clock_ms"]
 
 
 def _check_lag(stage: str, allowed_lag: Any) -> int:
@@ -77,20 +78,33 @@ class StreamSourceStage:
 
     add_timestamps = with_timestamps
 
+    def with_ingestion_timestamps(self) -> StreamStage:
+        """Timestamps from the wall clock when the source emits each item (Jet's ingestion time; watermarks
+        with no lag). For a source that cannot stamp items itself, the clock is read in the
+        ``-add-timestamps`` vertex right after it."""
+        return self._decide(wall_clock_ms, 0)
+
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
         raise AttributeError(
             f"stage '{self.name}' reads a stream source and has no '{name}' yet: choose its timestamps first "
-            f"with .with_timestamps(timestamp_fn, allowed_lag), .with_native_timestamps(allowed_lag) or "
-            f".without_timestamps(), then call .{name}(...) on the stage that returns")
+            f"with .with_timestamps(timestamp_fn, allowed_lag), .with_native_timestamps(allowed_lag), "
+            f".with_ingestion_timestamps() or .without_timestamps(), then call .{name}(...) on the stage that "
+            "returns")
 
 
-def add_timestamps(stage: Any, timestamp_fn: Callable[[Any], int], allowed_lag: int) -> Any:
+def wall_clock_ms(_item: Any) -> int:
+    """The timestamp function of ``with_ingestion_timestamps``: now, in epoch milliseconds."""
+    return time.time_ns() // 1_000_000
+
+
+def add_timestamps(stage: Any, timestamp_fn: Callable[[Any], int], allowed_lag: int, bounded: bool = False) -> Any:
     """``with_timestamps`` later in a pipeline: an ``add-timestamps`` vertex (``insert_watermarks_p``); from
     there on the stage's items carry the new timestamps."""
     if not callable(timestamp_fn):
         raise TypeError(f"stage '{stage.name}': with_timestamps(timestamp_fn, allowed_lag) needs a callable, got "
                         f"{timestamp_fn!r:.80}")
     lag = _check_lag(stage.name, allowed_lag)
-    return stage._attach(TimestampTransform(stage.pipeline, stage._transform, timestamp_fn, lag))  # noqa: SLF001
+    transform = TimestampTransform(stage.pipeline, stage._transform, timestamp_fn, lag, bounded)  # noqa: SLF001
+    return stage._attach(transform)  # noqa: SLF001

@@ -89,12 +89,21 @@ class TimestampTransform(Transform):
     """``with_timestamps`` after other stages: ``add-timestamps`` (``insert_watermarks_p``)."""
 
     def __init__(self, pipeline: Pipeline, upstream: Transform, timestamp_fn: Callable[[Any], int],
-                 allowed_lag: int):
+                 allowed_lag: int, bounded: bool = False):
         super().__init__(pipeline, "add-timestamps", (upstream,), events=True)
+        self.bounded = bounded
         self.params = event_time_params(timestamp_fn, allowed_lag, rewrap=upstream.events)
 
     def add_to_dag(self, p: Planner) -> None:
-        self._add_single_vertex(p, insert_watermarks_p(self.params), lambda e, _o: e.isolated())
+        supplier = insert_watermarks_p(self.params)
+        if self.bounded:  # the staged runtime does not carry watermarks: run the job pipelined
+            supplier = MappedMetaSupplier(supplier, _same)
+            supplier.needs_pipelined = True
+        self._add_single_vertex(p, supplier, lambda e, _o: e.isolated())
+
+
+def _same(processor: Any) -> Any:
+    return processor
 
 
 def unwrapping_sink(transform: Any, p: Planner, upstream: PlannerVertex) -> None:

@@ -11,6 +11,8 @@ merge                       one ``merge`` vertex, an edge from each merged stage
 peek                        no vertex: wraps the supplier of the previous stage's vertex with ``peek_output_p``
 aggregate (un-keyed)        ``NAME-prepare`` (accumulate_p, local unicast in) -> distributed all-to-one ->
                             ``NAME`` (combine_p, local parallelism 1)
+(no ``combine_fn``: one      ``NAME`` alone, distributed all-to-one (un-keyed) or partitioned by key: Jet's rule for an
+vertex)                     operation that cannot combine accumulators)
 group / co-group            ``NAME-prepare`` (accumulate_by_key_p, local partitioned by key in, ``HASH_CODE``
                             partitioner) -> distributed partitioned by entry key -> ``NAME`` (combine_by_key_p)
 distinct                    ``distinct-prepare`` (local partitioned) -> distributed partitioned -> ``distinct``
@@ -43,10 +45,17 @@ from pipeline.internal import (
 )
 from pipeline.planner import Planner, PlannerVertex
 from processors.aggregate import AggregateOperation
-from processors.aggregating import accumulate_by_key_p, accumulate_p, combine_by_key_p, combine_p
+from processors.aggregating import (
+    accumulate_by_key_p,
+    accumulate_p,
+    aggregate_by_key_p,
+    aggregate_p,
+    combine_by_key_p,
+    combine_p,
+)
 from processors.diagnostic import peek_output_p
 from processors.functions import entry, entry_key, whole_item
-from processors.stateless import noop_p
+from processors.stateless import map_p, noop_p
 from processors.suppliers import ProcessorMetaSupplier, RuntimeBound
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -90,12 +99,20 @@ class Transform:
 class SourceTransform(Transform):
     """A batch source: ``supplier`` is what its vertex runs (stream sources: ``timestamps.StreamSourceTransform``)."""
 
-    def __init__(self, pipeline: Pipeline, name: str, supplier: Any):
+    def __init__(self, pipeline: Pipeline, name: str, supplier: Any, post_fn: Callable[[Any], Any] | None = None):
         super().__init__(pipeline, name, ())
         self.supplier = supplier
+        self.post_fn = post_fn
 
     def add_to_dag(self, p: Planner) -> None:
-        self._add_single_vertex(p, self.supplier)
+        if self.post_fn is None:
+            self._add_single_vertex(p, self.supplier)
+            return
+        # a driver-side source is a Spark operation, not processors: the selection runs in a vertex after it
+        name = p.unique_vertex_name(self.name)
+        source = p.new_vertex(name, self.supplier, self.local_parallelism)
+        select = p.add_vertex(self, name + "-select", self.local_parallelism, map_p(self.post_fn))
+        p.edge(source, select)
 
 
 class SinkTransform(Transform):
@@ -129,6 +146,12 @@ class StatelessTransform(Transform):
 
     def add_to_dag(self, p: Planner) -> None:
         if self.partition_key is None:
+            if p.preserve_order and len(self.upstream) == 1:
+                from pipeline.more_stages import preserved_order  # noqa: PLC0415 - Jet 4.5's rule
+
+                lp, isolated = preserved_order(p, p.vertex_of(self.upstream[0]), self.local_parallelism)
+                self._add_single_vertex(p, self.supplier, isolated, lp)
+                return
             self._add_single_vertex(p, self.supplier)
             return
         name = p.unique_vertex_name(self.name)
@@ -184,6 +207,9 @@ class AggregateTransform(Transform):
     def add_to_dag(self, p: Planner) -> None:
         name = p.unique_vertex_name(self.name)
         lp = self.local_parallelism
+        if self.op.combine_fn is None:
+            self._single_stage(p, name)
+            return
         if self.key_fns is None:
             prepare = p.new_vertex(name + PREPARE_SUFFIX, accumulate_p(self.op), lp)
             main = p.add_vertex(self, name, 1, combine_p(self.op))
@@ -195,6 +221,19 @@ class AggregateTransform(Transform):
         main = p.add_vertex(self, name, lp, combine_by_key_p(self.op, self.map_to_output_fn))
         p.add_edges(self, prepare, lambda e, o: e.partitioned(keys[o], Partitioner.HASH_CODE))
         p.edge(prepare, main, 0, lambda e, _o: e.distributed().partitioned(entry_key))
+
+
+    def _single_stage(self, p: Planner, name: str) -> None:
+        """Jet's rule for an operation without ``combine_fn``: one vertex fed on distributed edges (all-to-one
+        un-keyed, partitioned by key keyed)."""
+        if self.key_fns is None:
+            main = p.add_vertex(self, name, 1, aggregate_p(self.op))
+            p.add_edges(self, main, lambda e, _o: e.distributed().all_to_one(name))
+            return
+        keys = [checked_key(fn, name) for fn in self.key_fns]
+        main = p.add_vertex(self, name, self.local_parallelism,
+                            aggregate_by_key_p(keys, self.op, self.map_to_output_fn))
+        p.add_edges(self, main, lambda e, o: e.distributed().partitioned(keys[o]))
 
 
 class DistinctTransform(Transform):
@@ -242,8 +281,9 @@ class HashJoinTransform(Transform):
     """``hash_join``/``hash_join2``/builder: ``upstream[0]`` is the left stage, the others are joined."""
 
     def __init__(self, pipeline: Pipeline, upstream: Sequence[Transform], clauses: Sequence[Any],
-                 map_to_output_fn: Callable[..., Any], mode: str, tags: Sequence[Any] = ()):
+                 map_to_output_fn: Callable[..., Any], mode: str, tags: Sequence[Any] = (), inner: bool = False):
         super().__init__(pipeline, "hash-join", upstream, upstream[0].events)
+        self.inner = inner
         self.clauses = list(clauses)
         self.map_to_output_fn = map_to_output_fn
         self.mode = mode
@@ -253,7 +293,7 @@ class HashJoinTransform(Transform):
         name = p.unique_vertex_name(self.name)
         key_fns = [c.left_key_fn for c in self.clauses]
         joiner = p.add_vertex(self, name, self.local_parallelism, ProcessorMetaSupplier.of(_Factory(
-            HashJoinP, key_fns, self.map_to_output_fn, self.mode, self.tags, self.events)), self.events)
+            HashJoinP, key_fns, self.map_to_output_fn, self.mode, self.tags, self.events, self.inner)), self.events)
         p.edge(p.vertex_of(self.upstream[0]), joiner, 0)
         for ordinal, (joined, clause) in enumerate(zip(self.upstream[1:], self.clauses), start=1):
             collector = p.new_vertex(f"{name}-collector-{ordinal}", ProcessorMetaSupplier.of(_Factory(

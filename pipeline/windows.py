@@ -40,7 +40,7 @@ from pipeline.internal import EventAccumulate, EventResult, event_timestamp
 from pipeline.planner import Planner
 from pipeline.transforms import PREPARE_SUFFIX, Transform, checked_key
 from processors.aggregate import AggregateOperation
-from processors.aggregations import _co_aggregate, pick_any
+from processors.aggregations import pick_any
 from processors.functions import entry_key, whole_item
 from processors.windows import TimestampedEntry, WindowResult
 
@@ -121,11 +121,10 @@ class StageWithWindow:
     def name(self) -> str:
         return self._stage.name
 
-    def _window(self, ops: list, others: list, map_to_output_fn: Callable | None, operation: str) -> Any:
-        from pipeline.stages import StreamStage, StreamStageWithKey, check_callable, check_op
+    def _window(self, op: AggregateOperation, others: list, map_to_output_fn: Callable | None,
+                operation: str) -> Any:
+        from pipeline.stages import StreamStage, StreamStageWithKey, check_callable
 
-        for i, op in enumerate(ops):
-            check_op(self.name, f"window {operation} op{i}", op)
         if map_to_output_fn is not None:
             check_callable(self.name, f"window {operation} map_to_output_fn", map_to_output_fn)
         upstream, key_fns = [self._stage._transform], [self.key_fn]  # noqa: SLF001
@@ -142,7 +141,6 @@ class StageWithWindow:
                                          f"'{other.name}', which has no timestamps; add them with with_timestamps")
             upstream.append(transform)
             key_fns.append(None if self.key_fn is None else other.key_fn)
-        op = ops[0] if len(ops) == 1 else _co_aggregate(tuple(ops), None)
         keys = None if self.key_fn is None else key_fns
         return StreamStage(WindowAggregateTransform(self._stage.pipeline, upstream, self.window_definition, op,
                                                     keys, map_to_output_fn))
@@ -160,22 +158,33 @@ class StageWithWindow:
         """``op`` over each window: keyed ``TimestampedEntry(end, key, result)`` (session windows
         ``WindowResult(start, end, key, result)``), un-keyed ``TimestampedItem(end, result)``; or
         ``map_to_output_fn(start, end, key, result)`` (un-keyed ``(start, end, result)``)."""
-        return self._window([op], [], map_to_output_fn, "aggregate")
+        from pipeline.stages import check_single_input_op
 
-    def aggregate2(self, op0: AggregateOperation, stage1: Any, op1: AggregateOperation,
-                   map_to_output_fn: Callable[..., Any] | None = None) -> Any:
-        """Co-aggregate with ``stage1`` per window (and key): the result is ``(r0, r1)``."""
-        return self._window([op0, op1], [stage1], map_to_output_fn, "aggregate2")
+        return self._window(check_single_input_op(self.name, "window aggregate(op)", op), [], map_to_output_fn,
+                            "aggregate")
 
-    def aggregate3(self, op0: AggregateOperation, stage1: Any, op1: AggregateOperation, stage2: Any,
-                   op2: AggregateOperation, map_to_output_fn: Callable[..., Any] | None = None) -> Any:
-        """Co-aggregate with two stages per window (and key): the result is ``(r0, r1, r2)``."""
-        return self._window([op0, op1, op2], [stage1, stage2], map_to_output_fn, "aggregate3")
+    def aggregate2(self, *args: Any, map_to_output_fn: Callable[..., Any] | None = None) -> Any:
+        """Co-aggregate with ``stage1`` per window (and key): ``aggregate2(op0, stage1, op1)`` (the result is
+        ``(r0, r1)``) or ``aggregate2(stage1, op2)`` (the two-input ``op2``'s result, Jet 4)."""
+        return self._co_aggregate("aggregate2", 2, args, map_to_output_fn)
+
+    def aggregate3(self, *args: Any, map_to_output_fn: Callable[..., Any] | None = None) -> Any:
+        """Co-aggregate with two stages per window (and key): ``aggregate3(op0, stage1, op1, stage2, op2)``
+        (``(r0, r1, r2)``) or ``aggregate3(stage1, stage2, op3)``."""
+        return self._co_aggregate("aggregate3", 3, args, map_to_output_fn)
+
+    def _co_aggregate(self, operation: str, inputs: int, args: tuple, map_to_output_fn: Callable | None) -> Any:
+        from pipeline.stages import co_aggregate_args
+
+        if map_to_output_fn is None and args and callable(args[-1]) and not isinstance(args[-1], AggregateOperation):
+            args, map_to_output_fn = args[:-1], args[-1]
+        others, op, _ = co_aggregate_args(self.name, f"window {operation}", inputs, args)
+        return self._window(op, others, map_to_output_fn, operation)
 
     def distinct(self) -> Any:
         """The distinct items (keyed: one item per key) of each window."""
         keyed = StageWithWindow(self._stage, self.key_fn or whole_item, self.window_definition)
-        return keyed._window([pick_any()], [], _first_item, "distinct")  # noqa: SLF001
+        return keyed._window(pick_any(), [], _first_item, "distinct")  # noqa: SLF001
 
     def __repr__(self) -> str:
         return f"StageWithWindow({self.name!r}, {self.window_definition!r})"

@@ -27,6 +27,7 @@ _EXPORTS: dict[str, str] = {
     "Traverser": "processors.traverser",
     "traverse_iterable": "processors.traverser",
     "traverse_items": "processors.traverser",
+    "traverse_array": "processors.traverser",
     "lazy": "processors.traverser",
     "empty": "processors.traverser",
     "whole_item": "processors.functions",
@@ -144,7 +145,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from processors.context_factory import ContextFactory
     from processors.processor import Processor, AbstractProcessor, FlatMapper
     from processors.suppliers import ProcessorSupplier, ProcessorMetaSupplier
-    from processors.traverser import Traverser, traverse_iterable, traverse_items, lazy, empty
+    from processors.traverser import Traverser, traverse_iterable, traverse_items, traverse_array, lazy, empty
     from processors.functions import whole_item, entry_key, entry_value, entry
     from processors.testing import verify_processor, SAME_ITEMS_ANY_ORDER
     from processors.aggregate import AggregateOperation

@@ -196,6 +196,20 @@ class AggregateOperation:
         args.update(changes)
         return AggregateOperation(**args)
 
+    @staticmethod
+    def with_create(create_fn: Callable[[], Any]) -> Any:
+        """Jet's fluent builder, first step: ``with_create(fn).and_accumulate(fn).and_combine(fn)
+        .and_export_finish(fn)`` (see :mod:`processors.aggregate_builder`).
+
+        >>> op = AggregateOperation.with_create(list).and_accumulate(list.append).and_export_finish(len)
+        >>> op.finish(op.accumulate(op.create(), "x"))
+        1
+        """
+        from processors.aggregate_builder import AggregateOperationBuilder  # noqa: PLC0415 - it imports this
+
+        _check_callable("with_create(create_fn)", create_fn)
+        return AggregateOperationBuilder(create_fn)
+
     def with_identity_finish(self) -> AggregateOperation:
         """The same operation whose ``finish`` returns the accumulator itself (``accumulate_p`` emits this).
 

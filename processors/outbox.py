@@ -184,7 +184,8 @@ class Outbox:
         if ordinal == -1 and len(buckets) != 1:
             targets = buckets
             caps = self._capacities
-            room = min(caps[o] - len(bucket) for o, bucket in enumerate(buckets))
+            # no bucket at all (a sink): everything is accepted and goes nowhere, as ``offer`` does
+            room = min((caps[o] - len(bucket) for o, bucket in enumerate(buckets)), default=len(items))
         else:
             ordinal = max(ordinal, 0)
             targets = (buckets[ordinal],)

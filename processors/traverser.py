@@ -24,11 +24,11 @@ Factories: ``traverse_iterable`` (a ``None`` element is a ``ProcessorContractErr
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from dag.errors import ProcessorContractError
 
-__all__ = ["Traverser", "traverse_iterable", "traverse_items", "lazy", "empty", "to_traverser"]
+__all__ = ["Traverser", "traverse_iterable", "traverse_array", "traverse_items", "lazy", "empty", "to_traverser"]
 
 _END = object()
 
@@ -257,6 +257,15 @@ def to_traverser(obj: Any) -> Traverser:
 def traverse_iterable(iterable: Iterable[Any]) -> Traverser:
     """Traverse the items of ``iterable`` (an iterator is consumed as it is read)."""
     return _IteratorTraverser(iterable)
+
+
+def traverse_array(array: Sequence[Any]) -> Traverser:
+    """Traverse the elements of a sequence (Jet's ``Traversers.traverseArray``), skipping ``None`` as Jet does.
+
+    >>> traverse_array(["a", None, "b"]).to_list()
+    ['a', 'b']
+    """
+    return _IteratorTraverser([x for x in array if x is not None])
 
 
 def traverse_items(*items: Any) -> Traverser:

@@ -43,7 +43,7 @@ from typing import Any, Callable, Iterable, Iterator
 from edges.partitioner import Partitioner
 from processors.event_journal import EventJournalMapEvent, EventType
 
-__all__ = ["DriverCollections", "JournaledMap", "MapJournal", "DEFAULT_JOURNAL_CAPACITY"]
+__all__ = ["DriverCollections", "JournaledMap", "DriverList", "MapJournal", "DEFAULT_JOURNAL_CAPACITY"]
 
 DEFAULT_JOURNAL_CAPACITY = 10_000
 """Events kept per journal partition before the oldest are dropped."""
@@ -186,6 +186,11 @@ class JournaledMap(dict):
         super().__init__()
         self.journal = journal
 
+    @property
+    def name(self) -> str:
+        """The map's name (``engine.get_map(name)``)."""
+        return self.journal.name
+
     def _put(self, key: Any, value: Any) -> None:
         """Put under the journal's lock (held by the caller)."""
         old = dict.get(self, key, _MISSING)
@@ -283,6 +288,22 @@ class JournaledMap(dict):
         return (dict, (dict(self),))
 
 
+class DriverList(list):
+    """A driver-side list that knows its ``name`` (so ``Sources.list(engine.get_list("x"))`` can name it, as
+    Jet's ``Sources.list(IList)``). Pickles and copies as a plain ``list``.
+
+    >>> DriverList("out").name
+    'out'
+    """
+
+    def __init__(self, name: str):
+        super().__init__()
+        self.name = name
+
+    def __reduce__(self):
+        return (list, (list(self),))
+
+
 @contextlib.contextmanager
 def _gc_paused() -> Iterator[None]:
     """No cyclic garbage collection while a bulk operation journals many entries. The events of a map whose
@@ -313,7 +334,7 @@ class DriverCollections:
         self._partition_count = partition_count
         self._journal_capacity = journal_capacity
         self._maps: dict[str, JournaledMap] = {}
-        self._lists: dict[str, list] = {}
+        self._lists: dict[str, DriverList] = {}
         self._lock = threading.Lock()
 
     def get(self, kind: str, name: str) -> Any:
@@ -324,7 +345,7 @@ class DriverCollections:
                     self._maps[name] = JournaledMap(MapJournal(name, self._partition_count, self._journal_capacity))
                 return self._maps[name]
             if name not in self._lists:
-                self._lists[name] = []
+                self._lists[name] = DriverList(name)
             return self._lists[name]
 
     def journal(self, name: str) -> MapJournal:

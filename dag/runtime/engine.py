@@ -158,13 +158,15 @@ class Engine:
 
     def execution_mode(self, dag: Any, config: JobConfig | None = None) -> ExecutionMode:
         """How ``dag`` runs under ``config``: its ``execution_mode``, else PIPELINED iff the DAG has a stream
-        source. A stream source given STAGED explicitly is refused (a staged job would never end)."""
+        source or a vertex whose meta-supplier says ``needs_pipelined = True`` (watermarks in a bounded DAG). A stream source given STAGED explicitly is refused (a staged job would never end)."""
         from processors.stream_sources import is_stream_source
 
         streams = [v.name for v in as_dag(dag) if is_stream_source(v.meta_supplier)]
         mode = config.execution_mode if config is not None else None
         if mode is None:
-            return ExecutionMode.PIPELINED if streams else ExecutionMode.STAGED
+            # watermarks in a bounded DAG (a pipeline's BatchStage.add_timestamps) need the pipelined runtime too
+            watermarks = any(getattr(v.meta_supplier, "needs_pipelined", False) is True for v in as_dag(dag))
+            return ExecutionMode.PIPELINED if streams or watermarks else ExecutionMode.STAGED
         if mode is ExecutionMode.STAGED and streams:
             raise DagValidationError(
                 f"vertex '{streams[0]}' is a stream source, which never ends, so the DAG cannot run with "

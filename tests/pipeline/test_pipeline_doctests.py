@@ -8,7 +8,9 @@ import importlib
 import pytest
 
 MODULES = ["pipeline", "pipeline.pipeline", "pipeline.stages", "pipeline.builders", "pipeline.join",
-           "pipeline.connectors", "pipeline.windows", "pipeline.events"]
+           "pipeline.connectors", "pipeline.windows", "pipeline.events",
+           "pipeline.services", "pipeline.more_stages", "pipeline.json_util", "pipeline.file_sources",
+           "pipeline.rolling_files", "processors.aggregate_builder"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -91,6 +91,14 @@ def test_outbox_when_no_buckets_then_offer_to_all_accepts():
     assert box.offer("a") and box.bucket_count() == 0
 
 
+def test_outbox_when_no_buckets_then_offer_many_accepts_all_and_empty_lists():
+    # a sink's outbox has no bucket; a wrapped sink processor offers its (empty) outputs with offer_many
+    box = Outbox([])
+    assert box.offer_many([]) == 0
+    assert box.offer_many([1, 2, 3]) == 3
+    assert box.offer_many([1, 2, 3], 1) == 3
+
+
 def test_outbox_snapshot_when_no_snapshot_bucket_then_contract_error():
     with pytest.raises(ProcessorContractError, match="no snapshot bucket"):
         Outbox([1]).offer_to_snapshot("k", "v")
