@@ -154,8 +154,8 @@ class StageTask:
             tasklets = [stack.enter_context(_initialised(vt, g, counters)) for vt in reversed(vts)][::-1]
             loop = FusedLoop([t.processor for t in tasklets], spec.operation, spec.key_fn)  # type: ignore[union-attr]
             try:
-                counts = loop.run((batch for _, batch in stream if is_items(batch)), acc)  # the sender drops
-                #                                                                  watermarks anyway
+                # watermarks left out: the pre-aggregating sender would drop them anyway
+                counts = loop.run((batch for _, batch in stream if is_items(batch)), acc)
             except Exception as exc:
                 level = loop.level_of(exc)  # None: the key function or the aggregate operation of the edge
                 if level is not None and not isinstance(exc, ProcessorContractError):
