@@ -10,6 +10,7 @@ says so with a top-level ``IS_EXAMPLE = False``.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -21,8 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted(p for p in (ROOT / "examples").glob("*.py")
                   if not re.search(r"^IS_EXAMPLE = False$", p.read_text(encoding="utf-8"), re.M))
 
-# Runs the three commands in one fresh interpreter, then reports whether anything loaded pyspark (a session
-# cannot start without it) or left a listening socket of this process behind.
+# Runs the three commands in one fresh interpreter, then reports whether anything loaded pyspark or py4j (a
+# Spark session cannot start without them).
 _DRAW = """
 import contextlib, io, json, sys
 from jetspark_cli.main import main
@@ -49,7 +50,7 @@ def test_examples_when_globbed_then_the_known_ones_are_found():
 def test_example_when_drawn_and_explained_without_a_function_then_no_spark_needed(example, tmp_path):
     svg = tmp_path / f"{example.stem}.svg"
     done = subprocess.run([sys.executable, "-c", _DRAW, str(example), str(svg)], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=120, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+                          text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout.strip().splitlines()[-1])
     for command in ("dot", "explain", "render"):
