@@ -26,7 +26,6 @@ from processors.staged_watermarks import DONE, SenderWatermark
 from tests.support import unique
 
 SLIDING = sliding_win_policy(2000, 1000)
-MODES = [ExecutionMode.STAGED, ExecutionMode.PIPELINED]
 KEYS = ("a", "b", "c")
 EVENTS = 3000
 
