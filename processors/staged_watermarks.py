@@ -15,9 +15,13 @@ In a staged task a processor's output is a stream of ``(ordinal, batch)``. Three
 - a :class:`SenderWatermark` ``(sender, timestamp)``: a watermark that crossed a Spark shuffle (or a
   coalesce, a narrow edge, a broadcast). The edge's sender (``dag/runtime/senders.py``) sends it to every
   candidate processor of the edge, tagged with the sending processor's index, and after its last item a
-  ``SenderWatermark(sender, DONE)`` to the same candidates when it sent any watermark (so the others'
-  watermarks need not wait for it). Spark keeps each sender's records in order, so the items it sent before
+  ``SenderWatermark(sender, DONE)`` to the same candidates when it sent any watermark or nothing at all (so
+  the others' watermarks need not wait for it). Spark keeps each sender's records in order, so the items it sent before
   a watermark arrive before it.
+
+Spark reads a shuffle's input one sender's block after another, so across a shuffle a receiver's watermark
+advances only as far as the senders read so far allow, and mostly at the end of the edge: windows close later
+than in a pipelined job, with the same results.
 
 :class:`InboundWatermarks` is the receiving side: one coalescer per inbound ordinal over that edge's upstream
 processors (which the runtime lists per receiving processor); what it forwards goes to the tasklet, which

@@ -16,8 +16,11 @@ Pre-aggregating senders (``PreAggregation``) keep one accumulator per key for th
 
 Watermarks (``processors/staged_watermarks.py``): a ``Watermark`` batch of the sender becomes a
 ``SenderWatermark(g, ts)`` record for every candidate processor of the edge (one record on a narrow or coalesce
-edge, whose records have no target), and a sender that sent any ends with ``SenderWatermark(g, DONE)`` the same
-way. A pre-aggregating sender emits its entries only at the end, so it drops watermarks.
+edge, whose records have no target), and a sender that sent any, or nothing at all, ends with
+``SenderWatermark(g, DONE)`` the same way (so that a processor without input, say on a member without data,
+does not hold its receivers' watermarks back, as its end of stream would not in a pipelined job; a sender of
+items only is waited for until the edge ends). A pre-aggregating sender emits its entries only at the end, so
+it drops watermarks.
 """
 
 from __future__ import annotations
@@ -110,12 +113,13 @@ def send(spec: SenderSpec, g: int, batches: Iterable[list], counts: dict | None 
 
 def _unrouted(g: int, key: int, batches: Iterable[Any]) -> Iterator[tuple[int, Any]]:
     """``(key, batch)`` records of an edge Spark moves without a target (narrow, coalesce, broadcast)."""
-    marked = False
+    marked, sent = False, False
     for batch in batches:
         if batch.__class__ is Watermark:
             batch, marked = SenderWatermark(g, batch.timestamp), True
+        sent = True
         yield key, batch
-    if marked:
+    if marked or not sent:
         yield key, SenderWatermark(g, DONE)
 
 
@@ -124,8 +128,9 @@ def _routed(spec: SenderSpec, g: int, batches: Iterable[Any]) -> Iterator[tuple[
     o = spec.dest_ordinal
     router = Router(spec, g)
     route = router.route
-    marked = False
+    marked, sent = False, False
     for batch in batches:
+        sent = True
         if batch.__class__ is Watermark:
             mark = SenderWatermark(g, batch.timestamp)
             marked = True
@@ -134,7 +139,7 @@ def _routed(spec: SenderSpec, g: int, batches: Iterable[Any]) -> Iterator[tuple[
         else:
             for t, items in route(batch):
                 yield t, (o, items)
-    if marked:
+    if marked or not sent:
         done = SenderWatermark(g, DONE)
         for t in router.candidates:
             yield t, (o, done)

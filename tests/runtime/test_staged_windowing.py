@@ -200,13 +200,35 @@ def test_send_when_watermark_on_partitioned_edge_then_every_candidate_gets_it_af
     assert sorted(x for _, (_, items) in records[:first_mark] for x in items) == [1, 2, 3]
 
 
-def test_send_when_narrow_edge_then_marks_only_after_a_watermark():
+def test_send_when_narrow_edge_then_done_mark_only_after_a_watermark_or_nothing():
     spec = SenderSpec(EdgeOp.NARROW, Route.SAME, 0, ls=1, ld=1, members=1, partition_count=271, queue_size=1024)
     assert list(send(spec, 0, [[1], [2]])) == [(0, [1]), (0, [2])]
     assert list(send(spec, 0, [Watermark(3)])) == [(0, SenderWatermark(0, 3)), (0, SenderWatermark(0, DONE))]
+    assert list(send(spec, 0, [])) == [(0, SenderWatermark(0, DONE))]
 
 
 def test_senders_of_when_isolated_then_inverse_of_candidates():
     spec = SenderSpec(EdgeOp.PARTITION_BY, Route.ISOLATED, 0, ls=2, ld=4, members=1, partition_count=271,
                       queue_size=1024)
     assert senders_of(spec, 2) == [[0], [1], [0], [1]]
+
+
+@pytest.mark.spark
+def test_two_stage_windows_when_two_members_then_same_results_as_pipelined(engine):
+    """Two members: every processor of both members sends its watermarks to every candidate of the distributed
+    edges, and the receivers coalesce over all of them (``stamped#1`` gets no input: its DONE mark releases
+    the others). A shuffle is read one sender's block after another, so most watermarks are released at the
+    end of the edge; every ``windowed`` processor still gets the top one."""
+    from dag import Engine, EngineConfig
+
+    two = Engine(EngineConfig(members=2), spark=engine.spark)
+    try:
+        dag_of = lambda results, recorded: build("two-stage", results, recorded)  # noqa: E731
+        staged, staged_recorded = run(two, dag_of, ExecutionMode.STAGED)
+        pipelined, _ = run(two, dag_of, ExecutionMode.PIPELINED)
+    finally:
+        two.close()
+    assert as_counts(staged) == sliding_counts(SLIDING) == as_counts(pipelined)
+    top = max(ts for _, ts in events()) - 500
+    windowed = [(count, last) for name, _, count, last in staged_recorded if name == "windowed"]
+    assert len(windowed) == 2 and all(count >= 1 and last == top for count, last in windowed), staged_recorded
