@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+IS_EXAMPLE = False
+"""A helper of the examples, not one: ``tests/examples/test_all_examples.py`` does not look for ``job()`` here."""
+
 __all__ = ["BOOKS", "STOPWORDS", "document_paths", "read_stopwords"]
 
 HERE = Path(__file__).resolve().parent

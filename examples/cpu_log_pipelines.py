@@ -109,3 +109,13 @@ def network_consumer_pipeline(timestamped: bool = False) -> Pipeline:
     stage = stage.with_native_timestamps(0) if timestamped else stage.without_timestamps()
     stage.peek().write_to(Sinks.noop())
     return p
+
+
+def job(pipeline: str = "producer", directory: str = ".", path: str = "data.0.csv", timestamped: bool = False):
+    """``jetspark run examples/cpu_log_pipelines.py [--pipeline producer|consumer|network]``: the tutorial's
+    ``CpuLogProducer`` (into ``directory``), ``CpuLogConsumer`` (reading ``path``) or ``NetworkConsumer``."""
+    pipelines = {"producer": lambda: producer_pipeline(directory), "consumer": lambda: consumer_pipeline(path),
+                 "network": lambda: network_consumer_pipeline(timestamped)}
+    if pipeline not in pipelines:
+        raise ValueError(f"--pipeline {pipeline!r}: expected one of {', '.join(pipelines)}")
+    return pipelines[pipeline]()

@@ -124,6 +124,24 @@ def build_dag(directory: str | os.PathLike = ".", count: int = 3000) -> DAG:
     return dag
 
 
+def job(directory: str = ".", count: int = 3000):
+    """``jetspark run examples/cpu_log_sink.py [--directory DIR] [--count N]``: the DAG; prints the files'
+    line counts."""
+    from jetspark_cli.spec import JobSpec
+
+    directory = os.path.abspath(directory)  # the sink's processors may run in another working directory
+    return JobSpec(build_dag(directory, count), name="cpu-log-sink",
+                   prepare=lambda _engine: Path(directory).mkdir(parents=True, exist_ok=True),
+                   report=lambda _engine, _job: report(directory))
+
+
+def report(directory: str | os.PathLike) -> None:
+    """Print each ``data.<index>.csv`` of ``directory`` with its line count."""
+    for path in sorted(Path(directory).glob("data.*.csv")):
+        with open(path, encoding="utf-8") as f:
+            print(f"{path}: {sum(1 for _ in f)} lines")
+
+
 def main(argv: list[str]) -> None:
     from dag import Engine
 
@@ -132,9 +150,7 @@ def main(argv: list[str]) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     with Engine() as engine:
         engine.new_job(build_dag(directory, count)).join()
-    for path in sorted(directory.glob("data.*.csv")):
-        with open(path, encoding="utf-8") as f:
-            print(f"{path}: {sum(1 for _ in f)} lines")
+    report(directory)
 
 
 if __name__ == "__main__":

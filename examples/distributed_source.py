@@ -60,20 +60,32 @@ def build_dag(count: int = 1000, sink=None) -> DAG:
     return dag
 
 
-def main(argv: list[str]) -> None:
+def job(count: int = 1000):
+    """``jetspark run examples/distributed_source.py [--count N]``: the DAG; prints what each processor emitted."""
+    from jetspark_cli.spec import JobSpec
+
+    return JobSpec(build_dag(count), report=lambda engine, _job: report(engine, count), name="distributed-source")
+
+
+def report(engine, count: int) -> None:
+    """Print whether every number arrived once and how many each source processor emitted."""
     from collections import Counter
 
-    from dag import Engine
-
-    count = int(argv[0]) if argv else 1000
-    with Engine() as engine:
-        engine.new_job(build_dag(count)).join()
-        pairs = list(engine.get_list(RESULT_LIST))
+    pairs = list(engine.get_list(RESULT_LIST))
     per_processor = Counter(index for index, _ in pairs)
     numbers = sorted(n for _, n in pairs)
     print(f"{len(pairs)} numbers, every one exactly once: {numbers == list(range(count))}")
     for index, n in sorted(per_processor.items()):
         print(f"  processor {index} emitted {n}")
+
+
+def main(argv: list[str]) -> None:
+    from dag import Engine
+
+    count = int(argv[0]) if argv else 1000
+    with Engine() as engine:
+        engine.new_job(build_dag(count)).join()
+        report(engine, count)
 
 
 if __name__ == "__main__":

@@ -154,6 +154,16 @@ def build_dag(directory: str | os.PathLike, count: int | None = None) -> DAG:
     return dag
 
 
+def job(directory: str = "exactly-once-out", count: int = 10_000):
+    """``jetspark run examples/exactly_once_sink.py --guarantee exactly_once [--directory DIR] [--count N]``:
+    the DAG; the transaction files land in ``directory``."""
+    from jetspark_cli.spec import JobSpec
+
+    directory = os.path.abspath(directory)  # the sink's processor may run in another working directory
+    return JobSpec(build_dag(directory, count), report=lambda engine, _job: print(f"wrote {directory}"),
+                   name="exactly-once-sink")
+
+
 def main(argv: list[str]) -> int:  # pragma: no cover - needs a PIPELINED runtime with snapshots
     from dag import Engine, EngineConfig, JobConfig, ProcessingGuarantee
 

@@ -55,16 +55,43 @@ def build_dag(path: str | os.PathLike = "data.0.csv", sink=None) -> DAG:
     return dag
 
 
+def job(path: str = "data.0.csv"):
+    """``jetspark run examples/file_source.py [--path FILE]``: the DAG; prints the first lines it read. When
+    ``path`` does not exist yet, ``prepare`` writes a sample CPU log there first (:func:`write_sample_log`)."""
+    from jetspark_cli.spec import JobSpec
+
+    path = os.path.abspath(path)  # the source's processor may run in another working directory
+
+    def prepare(_engine) -> None:
+        if not os.path.exists(path):
+            write_sample_log(path)
+            print(f"{path} did not exist: wrote a sample CPU log there", file=sys.stderr)
+
+    return JobSpec(build_dag(path), prepare=prepare, report=lambda engine, _job: report(engine, path),
+                   name="file-source")
+
+
+def write_sample_log(path: str | os.PathLike, lines: int = 300) -> None:
+    """Write ``lines`` lines ``timestamp_ms,cpu_usage,item`` as ``examples/cpu_log_sink.py`` logs them."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.writelines(f"{1_700_000_000_000 + 100 * i},{(i * 37 % 100) / 100:f},{i}\n" for i in range(lines))
+
+
+def report(engine, path: str | os.PathLike) -> None:
+    """Print how many lines the sink received and the first five."""
+    lines = list(engine.get_list(RESULT_LIST))
+    print(f"read {len(lines)} lines from {path}")
+    for line in lines[:5]:
+        print(f"  {line}")
+
+
 def main(argv: list[str]) -> None:
     from dag import Engine
 
     path = argv[0] if argv else "data.0.csv"
     with Engine() as engine:
         engine.new_job(build_dag(path)).join()
-        lines = list(engine.get_list(RESULT_LIST))
-    print(f"read {len(lines)} lines from {path}")
-    for line in lines[:5]:
-        print(f"  {line}")
+        report(engine, path)
 
 
 if __name__ == "__main__":

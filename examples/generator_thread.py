@@ -19,6 +19,9 @@ from __future__ import annotations
 
 import threading
 
+IS_EXAMPLE = False
+"""A helper of the examples, not one: ``tests/examples/test_all_examples.py`` does not look for ``job()`` here."""
+
 __all__ = ["GeneratorThread"]
 
 

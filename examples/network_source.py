@@ -179,6 +179,16 @@ def build_dag(source=None, sink=None) -> DAG:
     return dag
 
 
+def job(port: int = BASE_PORT, timestamped: bool = False, parallelism: int | None = None):
+    """``jetspark run examples/network_source.py [--port N] [--timestamped] [--parallelism L]``: the DAG (a
+    stream job; ``jetspark run`` prints the lines as they arrive). Drawing it opens no port: the source listens
+    only once the job runs."""
+    from jetspark_cli.spec import JobSpec
+
+    source = build_network_source(port, timestamped=timestamped, parallelism=parallelism)
+    return JobSpec(build_dag(source), name="network-source")
+
+
 def main(argv: list[str]) -> int:
     from dag import Engine
 

@@ -83,6 +83,15 @@ def prepare(engine) -> None:
     engine.get_list("result").clear()
 
 
+def job(builder: bool = False):
+    """``jetspark run examples/page_visits.py [--builder]``: the manual's co-aggregation (``--builder``: the
+    four-way ``aggregate_builder`` pipeline) over the sample lists filled in ``prepare``."""
+    from jetspark_cli.spec import JobSpec
+
+    return JobSpec(build_builder_pipeline() if builder else build_pipeline(), prepare=prepare,
+                   report=lambda engine, _job: print(sorted(engine.get_list("result"))), name="page-visits")
+
+
 def main() -> int:
     from dag import Engine
 

@@ -83,3 +83,12 @@ def build_index(engine, books: str | Path = BOOKS, stopwords: str | Path = STOPW
     prepare(engine, books)
     engine.new_job(build_pipeline(stopwords)).join()
     return dict(engine.get_map(INDEX_MAP))
+
+
+def job(books: str = str(BOOKS), stopwords: str = str(STOPWORDS)):
+    """``jetspark run examples/tf_idf_pipeline.py [--books DIR] [--stopwords FILE]``: the pipeline, with ``docs``
+    filled from ``books`` in ``prepare``; prints how many words the index holds."""
+    from jetspark_cli.spec import JobSpec
+
+    return JobSpec(build_pipeline(stopwords), prepare=lambda engine: prepare(engine, books), name="tf-idf-pipeline",
+                   report=lambda engine, _job: print(f"{len(engine.get_map(INDEX_MAP)):,} words indexed"))

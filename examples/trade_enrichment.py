@@ -96,14 +96,31 @@ def prepare(engine) -> None:
     engine.get_list("enriched").clear()
 
 
+def report(engine) -> None:
+    """Print the enriched trades of :func:`build_pipeline`, one per line."""
+    for trade, product, broker in sorted(engine.get_list("enriched")):
+        print(f"{trade.ticker:<6} x{trade.quantity:<3} {product and product.name!s:<7} via {broker.name}")
+
+
+def job(builder: bool = False):
+    """``jetspark run examples/trade_enrichment.py [--builder]``: the two-map hash join (``--builder``: the
+    three-map ``hash_join_builder`` pipeline) over the sample data filled in ``prepare``."""
+    from jetspark_cli.spec import JobSpec
+
+    if builder:
+        return JobSpec(build_pipeline_with_builder(), prepare=prepare, name="trade-enrichment",
+                       report=lambda engine, _job: print("\n".join(sorted(engine.get_list("enriched")))))
+    return JobSpec(build_pipeline(), prepare=prepare, report=lambda engine, _job: report(engine),
+                   name="trade-enrichment")
+
+
 def main() -> int:
     from dag import Engine
 
     with Engine() as engine:
         prepare(engine)
         engine.new_job(build_pipeline()).join()
-        for trade, product, broker in sorted(engine.get_list("enriched")):
-            print(f"{trade.ticker:<6} x{trade.quantity:<3} {product and product.name!s:<7} via {broker.name}")
+        report(engine)
     return 0
 
 

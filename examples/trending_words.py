@@ -77,3 +77,9 @@ def largest_trade_pipeline(initial_position: JournalInitialPosition = JournalIni
      .rolling_aggregate(max_by(Trade.worth))
      .write_to(Sinks.list("largest-trades")))
     return p
+
+
+def job(largest_trades: bool = False):
+    """``jetspark run examples/trending_words.py [--largest-trades]``: the trending-words pipeline (or the
+    largest-trade one), a stream job over the map journal ``tweets`` (``trades``) until stopped."""
+    return largest_trade_pipeline() if largest_trades else trending_words_pipeline()

@@ -40,7 +40,8 @@ _EPILOG = f"""\
 TARGET is MODULE[:FUNCTION] or PATH.py[:FUNCTION]; FUNCTION defaults to `{DEFAULT_FUNCTION}`. It returns a DAG,
 or a jetspark_cli.spec.JobSpec(dag, prepare=fn(engine), report=fn(engine, job)). Options after TARGET that
 the command does not know go to FUNCTION: --books DIR calls {DEFAULT_FUNCTION}(books="DIR"); a bool parameter
-is a flag. `jetspark COMMAND TARGET --help` lists the function's options.
+is a flag. `jetspark COMMAND TARGET --help` lists the function's options. Every example under examples/
+defines job(), so no example needs :FUNCTION.
 
 examples:
   jetspark run examples/word_count.py --top 20

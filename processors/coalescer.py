@@ -8,7 +8,7 @@ upstream sender) and the :class:`~processors.tasklet.ProcessorTasklet` one over 
   strictly above the input's previous one is an error (a repeated or decreasing watermark, any watermark after
   the input is done); a repeated ``IDLE`` is legal.
 - ``observe_event(i)``: an item arrived on ``i``: an idle input counts again.
-- ``queue_done(i)``: input ``i`` ended (twice is an error).
+- ``queue_done(i)``: input ``i`` ended (twice is an error); ``is_done(i)`` tells whether it did.
 - ``check_history(now_ns)``: with ``max_watermark_retain_ms``, a top watermark seen at least that long ago is
   forwarded even while other inputs lag; also releases an ``IDLE`` that waited behind a forwarded top watermark.
 
@@ -102,6 +102,10 @@ class WatermarkCoalescer:
         self._q[i] = IDLE
         self._idle[i] = False
         return self._check()
+
+    def is_done(self, i: int) -> bool:
+        """True once ``queue_done(i)`` was called."""
+        return self._done[i]
 
     def check_history(self, now_ns: int | None = None) -> int | None:
         if self._idle_pending:

@@ -34,6 +34,11 @@ pipelined runtime and ``verify_processor``); ``drive`` feeds it batch by batch a
    back-off. ``is_cooperative()`` is asked only on the first call without progress, so calls that make
    progress pay nothing for this.
 8. ``ProcessorMetrics`` counts items received per inbound ordinal and emitted per outbound ordinal.
+9. Watermarks (:mod:`processors.staged_watermarks`): an inbound batch may be a ``Watermark`` (from the fused
+   processor before, the only upstream of its edge) or a ``SenderWatermark`` (from upstream processor
+   ``sender``, coalesced over ``inbound_senders[ordinal]``); what passes the coalescing goes to
+   ``try_process_watermark``, never into an inbox. A watermark the processor emits is yielded on its own,
+   ``(ordinal, Watermark)``, between the lists of the items emitted before and after it.
 
 Any exception escaping a processor gets a note naming the processor and the method that raised it.
 """
@@ -43,6 +48,7 @@ from __future__ import annotations
 import time
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
+from processors.staged_watermarks import InboundWatermarks, SenderWatermark, split_watermarks
 from processors.tasklet import (
     NEEDS_INPUT,
     NO_PROGRESS_LIMIT,
@@ -52,6 +58,7 @@ from processors.tasklet import (
     close_processor,
     describe_processor,
 )
+from processors.watermark import Watermark
 
 __all__ = [
     "drive", "ProcessorMetrics", "NO_PROGRESS_LIMIT", "IDLE_MIN_SLEEP", "IDLE_MAX_SLEEP", "describe_processor",
@@ -80,8 +87,11 @@ def drive(
     outbound_capacities: Sequence[int],
     metrics: ProcessorMetrics | None = None,
     vertex_name: str | None = None,
-) -> Iterator[tuple[int, list]]:
+    inbound_senders: Mapping[int, Sequence[int]] | None = None,
+) -> Iterator[tuple[int, Any]]:
     """Run ``processor`` over ``inbound`` batches, yielding ``(outbound_ordinal, items)`` (see module docstring).
+
+    ``inbound_senders``: inbound ordinal -> the upstream processors whose ``SenderWatermark`` marks arrive on it.
 
     >>> from processors.processor import AbstractProcessor
     >>> from processors.context import Context
@@ -102,17 +112,35 @@ def drive(
         priority_of = groups.priority_of
         current: Any = _MISSING
         add_batch = tasklet.add_batch
+        marks = InboundWatermarks(inbound_senders or {})
+
+        def edge_done(o: int) -> None:
+            wm = marks.finish(o)
+            if wm is not None:
+                tasklet.add_watermark(o, wm)
+            tasklet.edge_done(o)
+
         for ordinal, batch in inbound:
             priority = priority_of.get(ordinal, _MISSING)
             if priority != current or priority is _MISSING:
                 for o in groups.enter(ordinal):
-                    tasklet.edge_done(o)
+                    edge_done(o)
                 current = priority
-            if batch:
+            cls = batch.__class__
+            if cls is Watermark:
+                tasklet.add_watermark(ordinal, batch.timestamp)
+            elif cls is SenderWatermark:
+                wm = marks.observe(ordinal, batch)
+                if wm is None:
+                    continue
+                tasklet.add_watermark(ordinal, wm)
+            elif batch:
                 add_batch(ordinal, batch)
-                yield from run_steps(tasklet)
+            else:
+                continue
+            yield from run_steps(tasklet)
         for o in groups.finish():
-            tasklet.edge_done(o)
+            edge_done(o)
         yield from run_steps(tasklet)
     except BaseException as exc:
         failure = exc
@@ -121,15 +149,21 @@ def drive(
         tasklet.close(failure)
 
 
-def run_steps(tasklet: ProcessorTasklet) -> Iterator[tuple[int, list]]:
-    """Step ``tasklet`` until it needs input (or is done), yielding its output; back off a non-cooperative
-    processor that makes no progress."""
+def run_steps(tasklet: ProcessorTasklet) -> Iterator[tuple[int, Any]]:
+    """Step ``tasklet`` until it needs input (or is done), yielding its output, each watermark on its own (module
+    docstring, rule 9; the ``BatchTransform`` fast path emits none, so only outbox output is scanned); back off a
+    non-cooperative processor that makes no progress."""
     step, take_output = tasklet.step, tasklet.take_output
     while True:
         result = step()
+        fast = tasklet._fast_out is not None
         out = take_output()
         if out:
-            yield from out
+            if fast:
+                yield from out
+            else:
+                for o, items in out:
+                    yield from split_watermarks(o, items)
         if result == PROGRESS:
             continue
         if result == NEEDS_INPUT:

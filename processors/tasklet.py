@@ -9,8 +9,9 @@ snapshot save and restore calls, error notes, ``close``), happens here. The call
 calls :meth:`ProcessorTasklet.step` and takes the output:
 
 - ``add_batch(ordinal, items)``: items of an inbound edge (counted in the metrics);
-- ``add_watermark(ordinal, ts)``: a watermark of an inbound edge (pipelined, already coalesced over the
-  edge's queues); the tasklet coalesces over its edges (:class:`~processors.coalescer.WatermarkCoalescer`);
+- ``add_watermark(ordinal, ts)``: a watermark of an inbound edge, already coalesced over the edge's upstream
+  processors (pipelined: its queues; staged: :mod:`processors.staged_watermarks`); the tasklet coalesces over
+  its edges (:class:`~processors.coalescer.WatermarkCoalescer`);
 - ``edge_done(ordinal)``: the inbound edge will bring nothing more;
 - ``step()`` -> ``PROGRESS`` | ``NO_PROGRESS`` | ``NEEDS_INPUT``; ``take_output()`` -> ``[(ordinal, items)]``.
 
@@ -226,7 +227,7 @@ class ProcessorTasklet:
         self._completed: set[int] = set()
         self._nullary_due = False
         n_in = max(inbound_priorities, default=-1) + 1
-        self._coalescer = WatermarkCoalescer(n_in, max_watermark_retain_ms) if pipelined and n_in else None
+        self._coalescer = WatermarkCoalescer(n_in, max_watermark_retain_ms) if n_in and not test_support else None
         self._pending_wm: int | None = None
         self._rotation = 0
         self.snapshots = None if snapshot_aligned is None else \
@@ -246,7 +247,7 @@ class ProcessorTasklet:
             self._coalescer.observe_event(ordinal)
 
     def add_watermark(self, ordinal: int, ts: int) -> None:
-        """A watermark of inbound edge ``ordinal``, coalesced over the edge's queues (pipelined); with
+        """A watermark of inbound edge ``ordinal``, coalesced over the edge's upstream processors; with
         ``test_support``, a watermark item of the test's input, given to the processor as it is."""
         if self._coalescer is not None:
             self._set_pending(self._coalescer.observe_wm(ordinal, ts))

@@ -35,7 +35,7 @@ from dag.runtime.driver_topics import slice_bounds
 from dag.runtime.failures import encode_failure, mark_origin
 from dag.runtime.logforward import driver_level
 from dag.runtime.metrics import EMITTED, RECEIVED
-from dag.runtime.senders import sender_spec, send
+from dag.runtime.senders import send, sender_spec, senders_of
 from dag.runtime.task import BroadcastInput, StageTask, VertexTask
 from processors.collections_io import check_entry
 
@@ -50,6 +50,16 @@ def target_partition(key: int) -> int:
 
 def _all_items(items: Iterator[Any]) -> Iterator[Any]:
     return items
+
+
+_UNMARKED = (EdgeOp.FUSED, EdgeOp.ACCUMULATE_FUSED, EdgeOp.COALESCE)
+"""Edges whose receivers need no list of senders for watermark coalescing here: a fused edge has one upstream
+processor, an absorbed accumulate vertex runs no processor, a coalesce edge's senders are Spark's grouping."""
+
+
+def _coalesced_groups(rdd: Any) -> list[list[int]]:
+    """For each partition of a ``coalesce``-d RDD, the parent partitions (= senders) Spark put into it."""
+    return [list(part.parentsIndices()) for part in rdd._jrdd.rdd().partitions()]
 
 
 def _tagged(edge_index: int, records: Iterator[tuple[int, list]]) -> Iterator[tuple[int, int, list]]:
@@ -145,6 +155,9 @@ class PlanRun:
         for ep in vp.inbound:
             if ep.op is EdgeOp.BROADCAST:
                 vt.broadcasts.append(self._broadcast(ep))
+            if ep.op not in _UNMARKED and ep.pre_aggregation is None:  # a coalesce edge: _build_stage
+                spec = sender_spec(ep, self.plan.members, self.plan.partition_count)
+                vt.senders[ep.dest_ordinal] = senders_of(spec, ep.source_parallelism)
         return vt
 
     def _suppliers(self, vp: VertexPlan, meta: Any = None) -> list[Any]:
@@ -177,6 +190,8 @@ class PlanRun:
         inputs = sorted((ep for ep in head.inbound if ep.op is not EdgeOp.BROADCAST),
                         key=lambda ep: (ep.priority, ep.dest_ordinal))
         rdd = self._input_rdd(head, inputs)
+        if inputs and inputs[0].op is EdgeOp.COALESCE:  # the only input: Spark grouped the senders
+            chain[0].senders[inputs[0].dest_ordinal] = _coalesced_groups(rdd)
         keyed = bool(inputs) and inputs[0].op in (EdgeOp.PARTITION_BY, EdgeOp.REPARTITION)
         task = StageTask(stage.id, chain, keyed_input=keyed, output="drain", accumulator=self.accumulator,
                          channel=self.channel)

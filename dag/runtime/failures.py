@@ -12,8 +12,14 @@ channel received (nothing found in error text is ever decoded: the text may cont
 to the job's first record (a user failure cancels the job group, so Spark's error then names no task) and
 finally to :func:`summarize_spark_error`. A malformed record fails the job like any other failure.
 
-The user traceback keeps the frames of user code and of the processor library, and drops those of pyspark
-and of the runtime itself (``dag/runtime``); the driver's notes (which processor, which method) are kept.
+The user traceback keeps the frames of user code (of jetspark's own packages only when the exception comes
+from them, e.g. a built-in processor's check) and drops those of pyspark and of the runtime itself
+(``dag/runtime``); the driver's notes (which processor, which method) are kept.
+
+Chaining (:func:`chained`): Spark's exception becomes the ``JobFailedError``'s ``__cause__`` only when it
+*is* the cause (a lost executor, a JVM out of memory, a dead Python worker). After a processor's failure
+Spark's error is jetspark's own cancel of the other tasks, so a user's failure prints as their traceback
+plus jetspark's message, without JVM frames.
 """
 
 from __future__ import annotations
@@ -32,13 +38,16 @@ if TYPE_CHECKING:
     from dag.runtime.jobchannel import ChannelRef, JobChannel
 
 __all__ = ["ID_PREFIX", "TaskFailure", "mark_origin", "mark_infrastructure", "encode_failure", "decode_failure",
-           "failure_record", "summarize_spark_error", "failed_task_index"]
+           "failure_record", "summarize_spark_error", "failed_task_index", "spark_is_cause", "chained"]
 
 ID_PREFIX = "jetspark-failure-id "
 _ID_RE = re.compile(re.escape(ID_PREFIX) + r"([0-9a-f]{32})")
 _ORIGIN_ATTR = "_jetspark_origin"
 _INFRASTRUCTURE_ATTR = "_jetspark_infrastructure"
 _RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__))
+_ROOT = os.path.dirname(os.path.dirname(_RUNTIME_DIR))
+_LIBRARY_DIRS = tuple(os.path.join(_ROOT, package) + os.sep
+                      for package in ("dag", "processors", "edges", "pipeline", "connectors", "jetspark_cli"))
 _ACK_TIMEOUT = 30.0
 RECORD_WAIT = 5.0
 """Seconds the driver waits for the record of a failure id it found (normally stored before the task fails)."""
@@ -71,8 +80,13 @@ def mark_infrastructure(exc: BaseException) -> None:
 
 
 def _user_frames(exc: BaseException) -> str:
+    """The traceback of ``exc`` as the user should read it: the frames of their code only, or, when the
+    exception comes from jetspark's processor library itself, the library's frames (never pyspark's or the
+    runtime's); then the exception line and its notes (which processor, which method)."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__)
               if "pyspark" not in f.filename and not f.filename.startswith(_RUNTIME_DIR)]
+    users = [f for f in frames if not f.filename.startswith(_LIBRARY_DIRS)]
+    frames = users or frames
     text = "Traceback (most recent call last):\n" + "".join(traceback.format_list(frames))
     text += "".join(traceback.format_exception_only(type(exc), exc))
     return text
@@ -120,13 +134,51 @@ def encode_failure(exc: BaseException, stage_vertices: list[str], partition: int
     return TaskFailure(f"{summary}: {record['exc_message'][:500]}")
 
 
-def _job_failed(record: dict, job_name: str, cause: BaseException) -> JobFailedError:
+def _job_failed(record: dict, job_name: str, spark_error: BaseException) -> JobFailedError:
     message = (f"Job '{job_name}' failed: {record['exc_type']} in vertex '{record['vertex']}', processor "
                f"#{record['processor_index']}: {record['exc_message']}\n{record['user_traceback']}")
     fields = {k: record[k] for k in ("vertex", "processor_index", "exc_type", "exc_message", "user_traceback")}
-    error = JobFailedError(message, job_name=job_name, **fields)
-    error.__cause__ = cause
-    return error
+    if isinstance(spark_error, JobFailedError) and spark_error.__cause__ is not None:
+        spark_error = spark_error.__cause__  # the pipelined restart loop's "failed [id]", raised from Spark's error
+    return chained(JobFailedError(message, job_name=job_name, **fields), spark_error)
+
+
+_NOT_THE_CAUSE = ("SPARK_JOB_CANCELLED", "cancelled part of cancelled job group", "TaskFailure", ID_PREFIX)
+
+
+def spark_is_cause(spark_error: BaseException) -> bool:
+    """True when Spark's error is itself the cause of a job's failure: it names an infrastructure failure (an
+    executor lost, a JVM out of memory, a Python worker that died) or is any other error of Spark's own. False
+    when it only reports what jetspark did after a processor failed: its cancel of the job's other tasks
+    (``[SPARK_JOB_CANCELLED] ... cancelled part of cancelled job group``, with a page of JVM frames) or the
+    failing task's own :class:`TaskFailure`.
+
+    >>> spark_is_cause(RuntimeError("[SPARK_JOB_CANCELLED] Job 0 cancelled part of cancelled job group x"))
+    False
+    >>> spark_is_cause(RuntimeError("ExecutorLostFailure (executor 1 exited caused by one of the running tasks)"))
+    True
+    """
+    text = _text(spark_error)
+    if _named_cause(text) is not None:
+        return True
+    return not any(marker in text for marker in _NOT_THE_CAUSE)
+
+
+def chained(failed: JobFailedError, spark_error: BaseException | None) -> JobFailedError:
+    """``failed`` with ``spark_error`` as its ``__cause__`` when :func:`spark_is_cause`, else with no cause and
+    no context shown: a user's failure prints as their traceback and jetspark's message, nothing of the JVM.
+
+    >>> chained(JobFailedError("x"), RuntimeError("[SPARK_JOB_CANCELLED] Job 0 cancelled")).__cause__ is None
+    True
+    >>> chained(JobFailedError("x"), RuntimeError("ExecutorLostFailure (exit code 137)")).__cause__
+    RuntimeError('ExecutorLostFailure (exit code 137)')
+    """
+    if spark_error is not None and spark_is_cause(spark_error):
+        failed.__cause__ = spark_error
+    else:
+        failed.__cause__ = None
+        failed.__suppress_context__ = True
+    return failed
 
 
 def decode_failure(error: BaseException, job_name: str, channel: JobChannel | None) -> JobFailedError | None:
@@ -177,9 +229,9 @@ def _named_cause(text: str) -> str | None:
 
 def summarize_spark_error(error: BaseException, job_name: str, python: str | None = None) -> JobFailedError:
     """A ``JobFailedError`` for a failure without a record (e.g. an executor lost): the cause in plain words
-    when Spark's text names one, and the first meaningful line; ``error`` is chained as the cause. ``python``:
-    the workers' Python (``SparkContext.pythonExec``), named when that Python cannot start or import a module
-    (:func:`dag.runtime.cluster.explain_python_failure`)."""
+    when Spark's text names one, and the first meaningful line; ``error`` is chained as the cause when it is one
+    (:func:`chained`). ``python``: the workers' Python (``SparkContext.pythonExec``), named when that Python
+    cannot start or import a module (:func:`dag.runtime.cluster.explain_python_failure`)."""
     from dag.runtime.cluster import explain_python_failure
 
     text = _text(error)
@@ -189,5 +241,4 @@ def summarize_spark_error(error: BaseException, job_name: str, python: str | Non
     summary = f"{cause}: {first[:2000]}" if cause else first[:2000]
     failed = JobFailedError(f"Job '{job_name}' failed: {summary}", job_name=job_name,
                             exc_type=type(error).__name__, exc_message=summary)
-    failed.__cause__ = error
-    return failed
+    return chained(failed, error)

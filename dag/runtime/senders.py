@@ -13,6 +13,14 @@ each routed list to the target processor's queue); round-robin spreads a batch o
 (``batch[i::n]``).
 Pre-aggregating senders (``PreAggregation``) keep one accumulator per key for the whole partition and emit
 ``(key, acc)`` entries at the end.
+
+Watermarks (``processors/staged_watermarks.py``): a ``Watermark`` batch of the sender becomes a
+``SenderWatermark(g, ts)`` record for every candidate processor of the edge (one record on a narrow or coalesce
+edge, whose records have no target), and a sender that sent any, or nothing at all, ends with
+``SenderWatermark(g, DONE)`` the same way (so that a processor without input, say on a member without data,
+does not hold its receivers' watermarks back, as its end of stream would not in a pipelined job; a sender of
+items only is waited for until the edge ends). A pre-aggregating sender emits its entries only at the end, so
+it drops watermarks.
 """
 
 from __future__ import annotations
@@ -27,8 +35,10 @@ from dag.errors import DagValidationError
 from dag.planner.model import EdgeOp, EdgePlan, Route
 from edges.partitioner import DefaultPartitioner, Partitioner
 from processors.functions import c_level
+from processors.staged_watermarks import DONE, SenderWatermark
+from processors.watermark import Watermark
 
-__all__ = ["SenderSpec", "sender_spec", "send", "accumulated_records", "Router", "candidates"]
+__all__ = ["SenderSpec", "sender_spec", "send", "accumulated_records", "Router", "candidates", "senders_of"]
 
 
 @dataclass
@@ -91,17 +101,58 @@ def send(spec: SenderSpec, g: int, batches: Iterable[list], counts: dict | None 
 
     ``counts`` (absorbed accumulate vertex only) receives ``"received"``/``"emitted"`` item counts.
     """
+    if spec.pre_mode is not None:
+        return _pre_aggregated(spec, g, (b for b in batches if b.__class__ is not Watermark), counts)
     if spec.op is EdgeOp.BROADCAST:
         member = g // spec.ls if spec.route is Route.BROADCAST_MEMBER else 0
-        return ((member, batch) for batch in batches)
+        return _unrouted(g, member, batches)
     if spec.op in (EdgeOp.NARROW, EdgeOp.COALESCE):
-        o = spec.dest_ordinal
-        return ((o, batch) for batch in batches)
-    if spec.pre_mode is not None:
-        return _pre_aggregated(spec, g, batches, counts)
+        return _unrouted(g, spec.dest_ordinal, batches)
+    return _routed(spec, g, batches)
+
+
+def _unrouted(g: int, key: int, batches: Iterable[Any]) -> Iterator[tuple[int, Any]]:
+    """``(key, batch)`` records of an edge Spark moves without a target (narrow, coalesce, broadcast)."""
+    marked, sent = False, False
+    for batch in batches:
+        if batch.__class__ is Watermark:
+            batch, marked = SenderWatermark(g, batch.timestamp), True
+        sent = True
+        yield key, batch
+    if marked or not sent:
+        yield key, SenderWatermark(g, DONE)
+
+
+def _routed(spec: SenderSpec, g: int, batches: Iterable[Any]) -> Iterator[tuple[int, tuple[int, Any]]]:
+    """``(target, (dest_ordinal, items))`` records of a keyed edge; marks go to every candidate."""
     o = spec.dest_ordinal
-    route = Router(spec, g).route
-    return ((t, (o, items)) for batch in batches for t, items in route(batch))
+    router = Router(spec, g)
+    route = router.route
+    marked, sent = False, False
+    for batch in batches:
+        sent = True
+        if batch.__class__ is Watermark:
+            mark = SenderWatermark(g, batch.timestamp)
+            marked = True
+            for t in router.candidates:
+                yield t, (o, mark)
+        else:
+            for t, items in route(batch):
+                yield t, (o, items)
+    if marked or not sent:
+        done = SenderWatermark(g, DONE)
+        for t in router.candidates:
+            yield t, (o, done)
+
+
+def senders_of(spec: SenderSpec, source_parallelism: int) -> list[list[int]]:
+    """For each destination processor, the sender indices whose marks reach it on the edge (the inverse of
+    :func:`candidates`); not for a coalesce edge, whose grouping Spark decides."""
+    receivers: list[list[int]] = [[] for _ in range(spec.ld * spec.members)]
+    for s in range(source_parallelism):
+        for t in candidates(spec, s):
+            receivers[t].append(s)
+    return receivers
 
 
 def candidates(spec: SenderSpec, g: int) -> list[int]:

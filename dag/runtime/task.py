@@ -35,6 +35,7 @@ from dag.runtime.failures import encode_failure, mark_origin
 from dag.runtime.logforward import forwarding
 from dag.runtime.metrics import EMITTED, RECEIVED
 from dag.runtime.senders import SenderSpec, accumulated_records, send
+from processors.staged_watermarks import is_items
 
 __all__ = ["BroadcastInput", "VertexTask", "StageTask"]
 
@@ -71,6 +72,8 @@ class VertexTask:
     guarantee: Any = None
     channel: Any = None                     # jobchannel.ChannelRef: log records go to the driver (logforward.py)
     log_levels: list[int] | None = None     # per global processor index: the driver's level for its logger
+    senders: dict[int, list[list[int]]] = field(default_factory=dict)  # inbound ordinal -> per processor, the
+    #                                         upstream processors whose watermarks reach it (not fused edges)
 
 
 @dataclass
@@ -151,7 +154,8 @@ class StageTask:
             tasklets = [stack.enter_context(_initialised(vt, g, counters)) for vt in reversed(vts)][::-1]
             loop = FusedLoop([t.processor for t in tasklets], spec.operation, spec.key_fn)  # type: ignore[union-attr]
             try:
-                counts = loop.run((batch for _, batch in stream), acc)
+                # watermarks left out: the pre-aggregating sender would drop them anyway
+                counts = loop.run((batch for _, batch in stream if is_items(batch)), acc)
             except Exception as exc:
                 level = loop.level_of(exc)  # None: the key function or the aggregate operation of the edge
                 if level is not None and not isinstance(exc, ProcessorContractError):
@@ -250,7 +254,8 @@ def _run_processor(vt: VertexTask, g: int, stream: Iterator, counters: dict) -> 
 
     with _opened(vt, g, counters) as (processor, ctx, metrics):
         yield from drive(processor, ctx, inbound=stream, inbound_priorities=vt.priorities,
-                         outbound_capacities=vt.capacities, metrics=metrics, vertex_name=vt.name)
+                         outbound_capacities=vt.capacities, metrics=metrics, vertex_name=vt.name,
+                         inbound_senders={o: senders[g] for o, senders in vt.senders.items()})
 
 
 @contextmanager
@@ -343,6 +348,8 @@ def _text_source(vt: VertexTask, g: int, records: Iterator[str], counters: dict)
 def _pass_through(vt: VertexTask, g: int, stream: Iterator, counters: dict) -> Iterator[tuple[int, list]]:
     received: dict[int, int] = dict.fromkeys(vt.priorities, 0)
     for ordinal, batch in stream:
+        if not is_items(batch):
+            continue  # a sink keeps items only
         received[ordinal] = received.get(ordinal, 0) + len(batch)
         yield ordinal, batch
     _record(counters, vt.name, g, received, {})

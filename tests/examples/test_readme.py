@@ -43,3 +43,18 @@ def test_readme_word_count_snippet_when_run_then_prints_top_words():
 def test_readme_pipeline_snippet_when_run_then_prints_the_manuals_counts():
     stdout = run_readme_python_block("Pipeline API")
     assert stdout.strip().splitlines()[-2:] == ["Count of hello: 4", "Count of world: 5"]
+
+
+def test_readme_streaming_figures_when_read_then_one_table_with_its_command():
+    """Issue 22, defect 4: README gave two tables of bench_streaming figures that disagreed. It keeps one (the
+    run with its command right above it); other runs live in bench/README.md."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    tables = re.findall(r"(?:^\|.*\|\n)+", text, re.M)
+    latency_tables = [t for t in tables if re.search(r"^\| latency\b.*p50", t, re.M)]
+    assert len(latency_tables) == 1, f"README has {len(latency_tables)} tables of streaming latency figures: " \
+        "keep one, move the others to bench/README.md"
+    before = text[:text.index(latency_tables[0])]
+    commands = re.findall(r"```bash\n(.*?)```", before, re.S)
+    assert commands and "bench/bench_streaming.py" in commands[-1], \
+        "the streaming figures' table must follow the bench_streaming.py command that produced it"
+    assert "moved from the README" in (ROOT / "bench" / "README.md").read_text(encoding="utf-8")

@@ -18,6 +18,8 @@ MODULES = [
     "processors.driver",
     "processors.testing",
     "processors.stateless_loops",
+    "processors.staged_watermarks",
+    "processors.coalescer",
 ]
 
 
