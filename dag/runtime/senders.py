@@ -127,8 +127,8 @@ def candidates(spec: SenderSpec, g: int) -> list[int]:
 class Router:
     """Where sender ``g``'s items go on one edge: ``route(batch) -> [(target processor, items)]``.
 
-    Stateful (round-robin position), so a pipelined sender keeps one per edge; ``candidates`` lists every
-    possible target. Unicast deals the items over the candidates one by one, as Jet does, senders starting at
+    Stateful (round-robin position; a partitioned edge's key cache), so a pipelined sender keeps one per edge;
+    ``candidates`` lists every possible target. Unicast deals the items over the candidates one by one, as Jet does, senders starting at
     different candidates (their index) so that a few small senders do not all feed the first one; fanout sends
     a copy to every member, round-robin within it; broadcast a copy to every candidate.
 
@@ -157,7 +157,7 @@ class Router:
             self.route = self._fanout
         elif route in (Route.UNICAST_MEMBER, Route.UNICAST_ALL, Route.ISOLATED):
             self.route = self._round_robin
-        elif isinstance(spec.partitioner, (DefaultPartitioner, HashCodePartitioner)):
+        elif type(spec.partitioner) in (DefaultPartitioner, HashCodePartitioner):  # not subclasses: they may differ
             self._key_fn = c_level(spec.key_fn)
             self._buckets = {t: [] for t in self.candidates}
             self._appends: dict = {}  # key -> its target's bucket.append (see _partitioned_cached)

@@ -113,3 +113,13 @@ def test_cached_route_when_cache_full_then_starts_again_with_same_targets(monkey
         items = [(rnd.randrange(40), n, i) for i in range(rnd.randrange(1, 20))]
         assert routed(cached, items) == routed(general, items)
         assert len(cached._appends) <= 10 + 20
+
+
+def test_router_when_partitioner_subclasses_default_then_asked_for_every_item():
+    class Overridden(type(Partitioner.default())):
+        def get_partition(self, key, partition_count):
+            return 0 if key is True else 1  # tells True from 1: no cache may merge them
+
+    router = Router(spec(Overridden()), 0)
+    assert router.route.__name__ == "_partitioned"
+    assert routed(router, [(1, 0), (True, 1)]) == {0: [(True, 1)], 1: [(1, 0)]}
