@@ -128,9 +128,10 @@ class Router:
     """Where sender ``g``'s items go on one edge: ``route(batch) -> [(target processor, items)]``.
 
     Stateful (round-robin position; a partitioned edge's key cache), so a pipelined sender keeps one per edge;
-    ``candidates`` lists every possible target. Unicast deals the items over the candidates one by one, as Jet does, senders starting at
-    different candidates (their index) so that a few small senders do not all feed the first one; fanout sends
-    a copy to every member, round-robin within it; broadcast a copy to every candidate.
+    ``candidates`` lists every possible target. Unicast deals the items over the candidates one by one, as Jet
+    does, senders starting at different candidates (their index) so that a few small senders do not all feed
+    the first one; fanout sends a copy to every member, round-robin within it; broadcast a copy to every
+    candidate.
 
     >>> spec = SenderSpec(EdgeOp.PARTITION_BY, Route.UNICAST_ALL, 0, ls=1, ld=2, members=1, partition_count=271,
     ...                   queue_size=1024)
