@@ -14,11 +14,13 @@ partitioned edge (half the items cross the TCP link) -> ``aggregate_by_key_p(cou
 the counts in this process, checked after every run (each of the 1,000 keys counted ``n / 1000`` times).
 
 ``--profile`` runs once more under cProfile (every thread: the tasks' schedulers and the links' threads) and
-prints the top functions by own time.
+prints the top functions by own time. ``--spark local[2]`` measures on Spark instead: ``bench_streaming.py``'s
+own job and formula (items / (median full job - median empty job)) plus the CPU of the whole process tree
+(driver, JVM, Python workers) per item, full minus empty.
 
-Run: ``.venv/bin/python bench/bench_throughput.py [--items N] [--repeat R] [--profile]``; to compare two
-versions of the code, run it from each checkout in turn (``PYTHONPATH`` or the checkout's own ``bench/``),
-alternating.
+Run: ``.venv/bin/python bench/bench_throughput.py [--items N] [--repeat R] [--profile] [--spark MASTER]``. To
+compare two versions of the code, run each from the root of its own checkout (Spark's Python workers import
+the code of the directory the driver runs in), alternating.
 """
 
 from __future__ import annotations
@@ -185,8 +187,9 @@ def spark_measure(n: int, repeat: int, master: str) -> None:
                 raise SystemExit("wrong counts")
     wall = statistics.median(w for w, _ in runs[n]) - statistics.median(w for w, _ in runs[0])
     cpu = statistics.median(c for _, c in runs[n]) - statistics.median(c for _, c in runs[0])
+    shown = {items: " ".join(f"{w:.2f}/{c:.2f}" for w, c in r) for items, r in runs.items()}
     print(f"Spark {master}, {n:,} items: {n / wall:,.0f} items/s without start-up, process-tree CPU "
-          f"{cpu / n * 1e6:.3f} us/item; runs (wall s, CPU s) empty {runs[0]}, full {runs[n]}".replace("), (", "; "))
+          f"{cpu / n * 1e6:.3f} us/item; runs (wall s/CPU s): empty {shown[0]}, full {shown[n]}")
 
 
 def main(argv: list[str] | None = None) -> int:
