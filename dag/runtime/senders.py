@@ -33,7 +33,7 @@ from typing import Any
 
 from dag.errors import DagValidationError
 from dag.planner.model import EdgeOp, EdgePlan, Route
-from edges.partitioner import DefaultPartitioner, Partitioner
+from edges.partitioner import DefaultPartitioner, HashCodePartitioner, Partitioner
 from processors.functions import c_level
 from processors.staged_watermarks import DONE, SenderWatermark
 from processors.watermark import Watermark
@@ -178,10 +178,11 @@ def candidates(spec: SenderSpec, g: int) -> list[int]:
 class Router:
     """Where sender ``g``'s items go on one edge: ``route(batch) -> [(target processor, items)]``.
 
-    Stateful (round-robin position), so a pipelined sender keeps one per edge; ``candidates`` lists every
-    possible target. Unicast deals the items over the candidates one by one, as Jet does, senders starting at
-    different candidates (their index) so that a few small senders do not all feed the first one; fanout sends
-    a copy to every member, round-robin within it; broadcast a copy to every candidate.
+    Stateful (round-robin position; a partitioned edge's key cache), so a pipelined sender keeps one per edge;
+    ``candidates`` lists every possible target. Unicast deals the items over the candidates one by one, as Jet
+    does, senders starting at different candidates (their index) so that a few small senders do not all feed
+    the first one; fanout sends a copy to every member, round-robin within it; broadcast a copy to every
+    candidate.
 
     >>> spec = SenderSpec(EdgeOp.PARTITION_BY, Route.UNICAST_ALL, 0, ls=1, ld=2, members=1, partition_count=271,
     ...                   queue_size=1024)
@@ -189,7 +190,7 @@ class Router:
     [(0, [1, 3]), (1, [2])]
     """
 
-    __slots__ = ("spec", "g", "candidates", "turn", "route")
+    __slots__ = ("spec", "g", "candidates", "turn", "route", "_appends", "_buckets", "_key_fn")
 
     def __init__(self, spec: SenderSpec, g: int):
         self.spec, self.g = spec, g
@@ -208,6 +209,11 @@ class Router:
             self.route = self._fanout
         elif route in (Route.UNICAST_MEMBER, Route.UNICAST_ALL, Route.ISOLATED):
             self.route = self._round_robin
+        elif type(spec.partitioner) in (DefaultPartitioner, HashCodePartitioner):  # not subclasses: they may differ
+            self._key_fn = c_level(spec.key_fn)
+            self._buckets = {t: [] for t in self.candidates}
+            self._appends: dict = {}  # key -> its target's bucket.append (see _partitioned_cached)
+            self.route = self._partitioned_cached
         else:
             self.route = self._partitioned
 
@@ -229,13 +235,14 @@ class Router:
             raise null_key_error(self.spec.edge_name, next(x for x in batch if key_fn(x) is None))
         return [(self.candidates[0], batch)]
 
-    def _partitioned(self, batch: list) -> list[tuple[int, list]]:
+    def _partitioned(self, batch: list, keys: list | None = None) -> list[tuple[int, list]]:
         spec = self.spec
         base, mod = _target_base(spec, self.g)
-        key_fn, get_partition, pc = c_level(spec.key_fn), spec.partitioner.get_partition, spec.partition_count
+        get_partition, pc = spec.partitioner.get_partition, spec.partition_count
+        if keys is None:
+            keys = list(map(c_level(spec.key_fn), batch))
         buckets: dict[int, list] = {}
-        for item in batch:
-            key = key_fn(item)
+        for key, item in zip(keys, batch):
             if key is None:
                 raise null_key_error(spec.edge_name, item)
             t = base + get_partition(key, pc) % mod
@@ -245,6 +252,49 @@ class Router:
             else:
                 bucket.append(item)
         return list(buckets.items())
+
+    def _partitioned_cached(self, batch: list) -> list[tuple[int, list]]:
+        """``_partitioned`` for the built-in partitioners: each key's target is computed once and kept (up to
+        :data:`KEY_CACHE` keys) as its bucket's ``append``, so a known key costs one dict lookup instead of
+        encoding and hashing it. Only batches whose keys are all of :data:`_CACHED_TYPES` use the cache: equal
+        values of those types share the partitioner's encoding and hash (``1``, ``1.0``, ``True``), so the
+        cached target is the one the partitioner gives; any other batch (a ``None`` key, a tuple, an object of
+        another type that may equal a cached key) takes the general path. The buckets live as long as the
+        router (their ``append`` methods are cached): each routed list is a copy."""
+        keys = list(map(self._key_fn, batch))
+        if not set(map(type, keys)) <= _CACHED_TYPES:  # also a None key
+            return self._partitioned(batch, keys)
+        appends = self._appends
+        try:
+            for key, item in zip(keys, batch):
+                appends[key](item)
+        except KeyError:  # a key not seen yet: learn the batch's keys, route it the general way
+            for bucket in self._buckets.values():
+                bucket.clear()
+            if len(appends) > KEY_CACHE:
+                appends.clear()
+            self._learn(keys)
+            return self._partitioned(batch, keys)
+        out = []
+        for t, bucket in self._buckets.items():
+            if bucket:
+                out.append((t, bucket[:]))
+                bucket.clear()
+        return out
+
+    def _learn(self, keys: list) -> None:
+        """Cache the targets of ``keys`` (all of :data:`_CACHED_TYPES`)."""
+        spec, appends, buckets = self.spec, self._appends, self._buckets
+        base, mod = _target_base(spec, self.g)
+        get_partition, pc = spec.partitioner.get_partition, spec.partition_count
+        for key in keys:
+            if key not in appends:
+                appends[key] = buckets[base + get_partition(key, pc) % mod].append
+
+
+KEY_CACHE = 1 << 16
+"""Keys whose targets a partitioned :class:`Router` keeps; when a batch finds more, the cache starts again."""
+_CACHED_TYPES = frozenset({str, int, float, bool, bytes})
 
 
 def _target_base(spec: SenderSpec, g: int) -> tuple[int, int]:
