@@ -18,6 +18,7 @@ factory                                             vertex name            runs
 ``Sinks.logger(to_string_fn)``                      ``loggerSink``         ``write_logger_p``
 ``Sinks.noop()``                                    ``noop``               ``noop_p``
 ``Sinks.from_processor(name, supplier)``            ``NAME``               the supplier
+``Sinks.map_with_merging/updating/...``             ``mapWith...Sink(M)``  ``processors.map_updating`` (driver)
 ``Sources.jdbc(connect, query_or_fn)``              ``jdbcSource``         ``read_jdbc_p`` (``pipeline.jdbc``)
 ``Sinks.jdbc(query, connect)``, ``jdbc_builder()``  ``jdbcSink``           ``write_jdbc_p`` (``pipeline.jdbc``)
 ==================================================  =====================  =====================================
@@ -356,6 +357,43 @@ class Sinks:
         from pipeline.socket_sink import socket_sink
 
         return socket_sink(host, port, to_string_fn)
+
+    @staticmethod
+    def map_with_merging(map_or_name: Any, key_fn: Callable[[Any], Any], value_fn: Callable[[Any], Any],
+                         merge_fn: Callable[[Any, Any], Any]) -> Sink:
+        """Jet's ``Sinks.mapWithMerging``: puts ``value_fn(item)`` under ``key_fn(item)`` in the driver map, or
+        ``merge_fn(old, value)`` when the key is there (a ``None`` result removes the key); applied on the
+        driver (``processors.map_updating``). Vertex ``mapWithMergingSink(NAME)``.
+
+        >>> Sinks.map_with_merging("counts", str.lower, lambda w: 1, lambda old, new: old + new).name
+        'mapWithMergingSink(counts)'
+        """
+        from processors.map_updating import merge_map_p
+
+        name = collection_name("Sinks.map_with_merging", map_or_name, "map")
+        return Sink(f"mapWithMergingSink({name})", merge_map_p(name, key_fn, value_fn, merge_fn))
+
+    @staticmethod
+    def map_with_updating(map_or_name: Any, key_fn: Callable[[Any], Any],
+                          update_fn: Callable[[Any, Any], Any]) -> Sink:
+        """Jet's ``Sinks.mapWithUpdating``: puts ``update_fn(old_value_or_None, item)`` under ``key_fn(item)``
+        (a ``None`` result removes the key). Vertex ``mapWithUpdatingSink(NAME)``."""
+        from processors.map_updating import update_map_p
+
+        name = collection_name("Sinks.map_with_updating", map_or_name, "map")
+        return Sink(f"mapWithUpdatingSink({name})", update_map_p(name, key_fn, update_fn))
+
+    @staticmethod
+    def map_with_entry_processor(map_or_name: Any, key_fn: Callable[[Any], Any],
+                                 processor_fn: Callable[[Any], Any]) -> Sink:
+        """Jet's ``Sinks.mapWithEntryProcessor``: ``processor_fn(item).process(entry)`` on the entry of
+        ``key_fn(item)``; the entry has ``get_key()``, ``get_value()`` and ``set_value(v)`` (``None`` removes the
+        key). Vertex ``mapWithEntryProcessorSink(NAME)``."""
+        from processors.map_updating import update_map_with_entry_processor_p
+
+        name = collection_name("Sinks.map_with_entry_processor", map_or_name, "map")
+        return Sink(f"mapWithEntryProcessorSink({name})",
+                    update_map_with_entry_processor_p(name, key_fn, processor_fn))
 
     @staticmethod
     def json(directory: str | os.PathLike) -> Sink:

@@ -24,10 +24,11 @@ import contextlib
 import threading
 from typing import Any
 
+from dag.errors import JobFailedError
 from processors import driver_protocol as topics
 from processors.event_journal import JournalInitialPosition
 
-__all__ = ["register_collection_topics", "slice_bounds"]
+__all__ = ["register_collection_topics", "register_map_update_topic", "apply_map_update", "slice_bounds"]
 
 MAX_READ = 1024
 """The most events one ``journal.read`` returns per partition."""
@@ -65,6 +66,27 @@ def _map_apply_handler(collections: Any) -> Any:
                     target[key] = value
 
     return sink_map_apply
+
+
+def apply_map_update(dag: Any, collections: Any, vertex: str, items: list) -> None:
+    """Apply ``items`` of the map-updating sink ``vertex`` of ``dag`` (``processors.map_updating``) to its map in
+    ``collections``; a user function's failure raises the sink's ``JobFailedError``."""
+    sink = dag.get_vertex(vertex).meta_supplier
+    sink.apply_items(collections.get("map", sink.map_name), items, vertex)
+
+
+def register_map_update_topic(channel: Any, dag: Any, collections: Any) -> None:
+    """Serve ``sink.map.update`` for the map-updating sinks of the job's ``dag``: the driver applies each batch
+    with the sink's own functions (the originals, never shipped back) and replies ``None`` or the failure."""
+
+    def sink_map_update(body: dict) -> dict | None:
+        try:
+            apply_map_update(dag, collections, body["vertex"], body["items"])
+        except JobFailedError as exc:
+            return {"message": str(exc), "exc_type": exc.exc_type, "exc_message": exc.exc_message}
+        return None
+
+    channel.register(topics.SINK_MAP_UPDATE, sink_map_update)
 
 
 def register_collection_topics(channel: Any, collections: Any) -> None:

@@ -262,12 +262,13 @@ class Job:
 
     def _open_channel(self, sc: Any) -> None:
         """The job's authenticated driver channel, serving failures, driver-side collections and log records."""
-        from dag.runtime.driver_topics import register_collection_topics
+        from dag.runtime.driver_topics import register_collection_topics, register_map_update_topic
         from dag.runtime.jobchannel import JobChannel
         from dag.runtime.logforward import register_log_topics
 
         self._channel = JobChannel(sc.master, sc.getConf().get("spark.driver.host"), self._on_task_failure)
         register_collection_topics(self._channel, self._engine._collections)  # noqa: SLF001
+        register_map_update_topic(self._channel, self._dag, self._engine._collections)  # noqa: SLF001
         register_log_topics(self._channel, self._log_tail.append)
 
     def _close_run(self, run: Any, error: BaseException | None) -> BaseException | None:
