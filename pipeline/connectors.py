@@ -19,6 +19,7 @@ factory                                             vertex name            runs
 ``Sinks.noop()``                                    ``noop``               ``noop_p``
 ``Sinks.from_processor(name, supplier)``            ``NAME``               the supplier
 ``Sinks.map_with_merging/updating/...``             ``mapWith...Sink(M)``  ``processors.map_updating`` (driver)
+``Sinks.observable(o)``, ``reliable_topic(t)``      ``observableSink(O)``  ``processors.observable_sinks``
 ``Sources.jdbc(connect, query_or_fn)``              ``jdbcSource``         ``read_jdbc_p`` (``pipeline.jdbc``)
 ``Sinks.jdbc(query, connect)``, ``jdbc_builder()``  ``jdbcSink``           ``write_jdbc_p`` (``pipeline.jdbc``)
 ==================================================  =====================  =====================================
@@ -394,6 +395,29 @@ class Sinks:
         name = collection_name("Sinks.map_with_entry_processor", map_or_name, "map")
         return Sink(f"mapWithEntryProcessorSink({name})",
                     update_map_with_entry_processor_p(name, key_fn, processor_fn))
+
+    @staticmethod
+    def observable(observable_or_name: Any) -> Sink:
+        """Jet's ``Sinks.observable``: publishes the items to ``engine.get_observable(name)`` (or the observable
+        given), whose observers get them as they come and ``on_complete``/``on_error`` when the job ends. Vertex
+        ``observableSink(NAME)``.
+
+        >>> Sinks.observable("results").name
+        'observableSink(results)'
+        """
+        from processors.observable_sinks import write_observable_p
+
+        name = collection_name("Sinks.observable", observable_or_name, "observable")
+        return Sink(f"observableSink({name})", write_observable_p(name))
+
+    @staticmethod
+    def reliable_topic(topic_or_name: Any) -> Sink:
+        """Jet's ``Sinks.reliableTopic``: every item a message of ``engine.get_reliable_topic(name)``, each
+        listener getting each message once, in order. Vertex ``reliableTopicSink(NAME)``."""
+        from processors.observable_sinks import write_reliable_topic_p
+
+        name = collection_name("Sinks.reliable_topic", topic_or_name, "reliable_topic")
+        return Sink(f"reliableTopicSink({name})", write_reliable_topic_p(name))
 
     @staticmethod
     def json(directory: str | os.PathLike) -> Sink:

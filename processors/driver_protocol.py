@@ -13,7 +13,7 @@ so a later request's reply means every earlier send was handled).
 | ``sink.list`` | send | ``name``, ``items`` | — (appended to ``engine.get_list(name)``) |
 | ``sink.map`` | send | ``name``, ``items`` (``(key, value)`` entries) | — (put into ``engine.get_map(name)``) |
 | ``sink.map.apply`` | send | ``name``, ``items`` (``(key, sequence, delete, value)``) | — (put, or remove when ``delete``, unless ``sequence`` is not newer than the key's last applied one) |
-| ``sink.map.update`` | request | ``vertex`` (a map-updating sink, ``processors.map_updating``), ``items`` | ``None``, or the failure of a user function on the driver: ``message``, ``exc_type``, ``exc_message`` |
+| ``sink.apply`` | request | ``vertex`` (a driver-applied sink, ``processors.driver_apply``), ``items`` | ``None``, or the failure of a user function on the driver: ``message``, ``exc_type``, ``exc_message`` |
 | ``sink.flush`` | request | ``{}`` | ``True`` once every earlier message of the connection was handled |
 
 >>> JOURNAL_READ
@@ -27,7 +27,7 @@ from typing import Any
 from dag.errors import DagValidationError
 
 __all__ = [
-    "JOURNAL_START", "JOURNAL_READ", "COLLECTION_SLICE", "SINK_LIST", "SINK_MAP", "SINK_MAP_APPLY", "SINK_MAP_UPDATE",
+    "JOURNAL_START", "JOURNAL_READ", "COLLECTION_SLICE", "SINK_LIST", "SINK_MAP", "SINK_MAP_APPLY", "SINK_APPLY",
     "SINK_FLUSH", "SINK_STAGE", "SINK_SEAL",
     "require_driver",
 ]
@@ -38,7 +38,7 @@ COLLECTION_SLICE = "collection.slice"
 SINK_LIST = "sink.list"
 SINK_MAP = "sink.map"
 SINK_MAP_APPLY = "sink.map.apply"  # CdcSinks.map: ordered puts and removes, older sequences ignored
-SINK_MAP_UPDATE = "sink.map.update"  # Sinks.map_with_merging/updating/entry_processor: applied on the driver
+SINK_APPLY = "sink.apply"  # driver-applied sinks (map merging/updating, observables, reliable topics)
 SINK_FLUSH = "sink.flush"
 SINK_STAGE = "sink.stage"  # EXACTLY_ONCE: {"vertex", "g", "kind", "name", "items"}, staged until a snapshot covers it
 SINK_SEAL = "sink.seal"    # EXACTLY_ONCE: {"vertex", "g"}: the staged items belong to the snapshot being taken

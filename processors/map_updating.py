@@ -17,13 +17,9 @@ never interleave inside one read-modify-write. The three kinds:
 A ``None`` result (or ``set_value(None)``) removes the key, as Jet's ``null``. Changes go through the
 :class:`~dag.runtime.driver_collections.JournaledMap`, so a ``map_journal`` source sees them.
 
-**How each runtime delivers the items** (the supplier is runtime-bound, ``runtime_kind = "driver_sink"``): a
-STAGED job brings the vertex's input to the driver and calls ``apply_items`` per group (``dag/runtime/build.py``);
-a PIPELINED job runs :class:`MapUpdatingWriterP` (``live_supplier()``), which sends each inbox batch as a
-request on topic ``sink.map.update`` and fails with the driver's message when a user function failed there. In
-an ``EXACTLY_ONCE`` job the batches are staged on the driver (``sink.stage``/``sink.seal``, as ``write_map_p``)
-and applied when the snapshot that covers them completes, so a restart neither loses nor repeats an update; a
-user function that fails then fails the job when that snapshot's batches are applied.
+The items reach the driver as for every :class:`~processors.driver_apply.DriverApplySink` (both runtimes; under
+``EXACTLY_ONCE`` applied when the snapshot that covers them completes, so a restart neither loses nor repeats
+an update; a user function that fails then fails the job when that snapshot's batches are applied).
 
 >>> target = {}
 >>> sink = merge_map_p("counts", lambda w: w, lambda w: 1, lambda old, new: old + new)
@@ -39,11 +35,9 @@ from collections.abc import Callable
 from typing import Any
 
 from dag.errors import DagValidationError, JobFailedError
-from processors import driver_protocol as topics
-from processors.processor import Processor
-from processors.suppliers import ProcessorMetaSupplier, RuntimeBound
+from processors.driver_apply import DriverApplySink
 
-__all__ = ["MapEntry", "MapUpdatingSink", "MapUpdatingWriterP", "merge_map_p", "update_map_p",
+__all__ = ["MapEntry", "MapUpdatingSink", "merge_map_p", "update_map_p",
            "update_map_with_entry_processor_p"]
 
 _MISSING = object()
@@ -82,26 +76,16 @@ def _store(target: dict, key: Any, value: Any) -> None:
         target[key] = value
 
 
-class MapUpdatingSink(RuntimeBound, ProcessorMetaSupplier):
+class MapUpdatingSink(DriverApplySink):
     """The runtime-bound supplier of the three map-updating sinks (see the module docstring).
 
     ``kind`` is ``"merging"``, ``"updating"`` or ``"entry_processor"``; ``functions`` the user's functions in
-    the order of the factory's arguments. ``collection`` (``("map", name)``) is what the planner reads.
+    the order of the factory's arguments.
     """
 
-    runtime_kind = "driver_sink"
-
     def __init__(self, kind: str, name: str, functions: tuple[Callable, ...]):
+        super().__init__(("map", name))
         self.kind, self.map_name, self.functions = kind, name, functions
-        self.collection = ("map", name)
-
-    def preferred_local_parallelism(self) -> int | None:
-        return 1
-
-    def live_supplier(self) -> ProcessorMetaSupplier:
-        """The processors of a PIPELINED job: they send their batches to the driver, which applies them."""
-        return ProcessorMetaSupplier.of(functools.partial(MapUpdatingWriterP, self.map_name),
-                                        preferred_local_parallelism=1)
 
     def apply_items(self, target: dict, items: list, vertex: str) -> None:
         """Apply ``items`` to ``target`` in order, on the driver, under the map's journal lock when it has one.
@@ -146,51 +130,6 @@ class MapUpdatingSink(RuntimeBound, ProcessorMetaSupplier):
         factory = {"merging": "map_with_merging", "updating": "map_with_updating",
                    "entry_processor": "map_with_entry_processor"}[self.kind]
         return f"Sinks.{factory}({self.map_name!r})"
-
-
-class MapUpdatingWriterP(Processor):
-    """Sends every inbox batch to the driver, which applies it (topic ``sink.map.update``; under
-    ``EXACTLY_ONCE`` staged with ``sink.stage`` and sealed in ``snapshot_commit_prepare``)."""
-
-    def __init__(self, name: str):
-        self._name = name
-        self._driver: Any = None
-        self._vertex = ""
-
-    def is_cooperative(self) -> bool:
-        return False  # waits for the driver's reply
-
-    def init(self, outbox, context) -> None:
-        self._vertex = context.vertex_name
-        self._index = context.global_processor_index
-        self._driver = topics.require_driver(context, f"a map-updating sink of map {self._name!r}")
-        guarantee = getattr(context, "processing_guarantee", None)
-        self._staged = getattr(guarantee, "value", guarantee) == "EXACTLY_ONCE"
-
-    def process(self, ordinal: int, inbox) -> None:
-        items = inbox.take_all()
-        if not items:
-            return
-        if self._staged:
-            self._driver.send(topics.SINK_STAGE, {"vertex": self._vertex, "g": self._index, "kind": "update",
-                                                   "name": self._vertex, "items": items})
-            return
-        failure = self._driver.request(topics.SINK_MAP_UPDATE, {"vertex": self._vertex, "items": items})
-        if failure is not None:
-            raise JobFailedError(failure["message"], vertex=self._vertex, processor_index=self._index,
-                                 exc_type=failure["exc_type"], exc_message=failure["exc_message"])
-
-    def snapshot_commit_prepare(self) -> bool:
-        if self._staged:
-            self._driver.request(topics.SINK_SEAL, {"vertex": self._vertex, "g": self._index})
-        return True
-
-    def restore_from_snapshot(self, inbox) -> None:  # saves nothing (the driver holds what is staged)
-        inbox.clear()
-
-    def complete(self) -> bool:
-        self._driver.request(topics.SINK_FLUSH, {})
-        return True
 
 
 def _checked(factory: str, name: Any, **functions: Any) -> tuple[str, tuple[Callable, ...]]:

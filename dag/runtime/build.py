@@ -339,7 +339,7 @@ class PlanRun:
         kind, name = vp.runtime_arg
         target = self.collections.get(kind, name)
         sink = self.dag.get_vertex(vp.name).meta_supplier
-        if hasattr(sink, "apply_items"):  # a map-updating sink (processors/map_updating.py): applied on the driver
+        if hasattr(sink, "apply_items"):  # a driver-applied sink (processors/driver_apply.py)
             for items in self._driver_groups(rdd):
                 sink.apply_items(target, items, vp.name)
             return

@@ -28,7 +28,7 @@ from dag.errors import JobFailedError
 from processors import driver_protocol as topics
 from processors.event_journal import JournalInitialPosition
 
-__all__ = ["register_collection_topics", "register_map_update_topic", "apply_map_update", "slice_bounds"]
+__all__ = ["register_collection_topics", "register_apply_topic", "apply_on_driver", "end_driver_sinks", "slice_bounds"]
 
 MAX_READ = 1024
 """The most events one ``journal.read`` returns per partition."""
@@ -68,25 +68,33 @@ def _map_apply_handler(collections: Any) -> Any:
     return sink_map_apply
 
 
-def apply_map_update(dag: Any, collections: Any, vertex: str, items: list) -> None:
-    """Apply ``items`` of the map-updating sink ``vertex`` of ``dag`` (``processors.map_updating``) to its map in
-    ``collections``; a user function's failure raises the sink's ``JobFailedError``."""
+def apply_on_driver(dag: Any, collections: Any, vertex: str, items: list) -> None:
+    """Hand ``items`` of the driver-applied sink ``vertex`` of ``dag`` (``processors.driver_apply``) to its driver
+    object in ``collections``; a user function's failure raises the sink's ``JobFailedError``."""
     sink = dag.get_vertex(vertex).meta_supplier
-    sink.apply_items(collections.get("map", sink.map_name), items, vertex)
+    sink.apply_items(collections.get(*sink.collection), items, vertex)
 
 
-def register_map_update_topic(channel: Any, dag: Any, collections: Any) -> None:
-    """Serve ``sink.map.update`` for the map-updating sinks of the job's ``dag``: the driver applies each batch
-    with the sink's own functions (the originals, never shipped back) and replies ``None`` or the failure."""
+def end_driver_sinks(dag: Any, collections: Any, error: BaseException | None) -> None:
+    """Tell every driver-applied sink of ``dag`` that its job ended (``error``: the job's failure or ``None``)."""
+    for vertex in dag:
+        sink = vertex.meta_supplier
+        if callable(getattr(sink, "job_ended", None)):
+            sink.job_ended(collections.get(*sink.collection), error)
 
-    def sink_map_update(body: dict) -> dict | None:
+
+def register_apply_topic(channel: Any, dag: Any, collections: Any) -> None:
+    """Serve ``sink.apply`` for the driver-applied sinks of the job's ``dag``: the driver applies each batch with
+    the sink's own functions (the originals, never shipped back) and replies ``None`` or the failure."""
+
+    def sink_apply(body: dict) -> dict | None:
         try:
-            apply_map_update(dag, collections, body["vertex"], body["items"])
+            apply_on_driver(dag, collections, body["vertex"], body["items"])
         except JobFailedError as exc:
             return {"message": str(exc), "exc_type": exc.exc_type, "exc_message": exc.exc_message}
         return None
 
-    channel.register(topics.SINK_MAP_UPDATE, sink_map_update)
+    channel.register(topics.SINK_APPLY, sink_apply)
 
 
 def register_collection_topics(channel: Any, collections: Any) -> None:

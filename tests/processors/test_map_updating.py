@@ -1,6 +1,6 @@
 """The map-updating sinks (``processors.map_updating``: Jet's mergeMapP/updateMapP) without Spark: the driver-side
 application of merging, updating and entry processors, and the pipelined processor talking to the driver's
-``sink.map.update`` topic over a real DriverChannel in-process."""
+``sink.apply`` topic over a real DriverChannel in-process."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from dag import DAG
 from dag.errors import DagValidationError, JobFailedError
 from dag.runtime.channel import ChannelClient, DriverChannel, new_secret
 from dag.runtime.driver_collections import DriverCollections
-from dag.runtime.driver_topics import register_collection_topics, register_map_update_topic
+from dag.runtime.driver_topics import register_apply_topic, register_collection_topics
 from processors import Context, Inbox
-from processors.map_updating import (MapUpdatingWriterP, merge_map_p, update_map_p,
+from processors.driver_apply import DriverApplyWriterP
+from processors.map_updating import (merge_map_p, update_map_p,
                                      update_map_with_entry_processor_p)
 
 
@@ -85,9 +86,9 @@ def test_writer_when_batches_sent_then_driver_applies_them_journalled_and_report
                         lambda old, item: (old or 0) + 10 // item[1])
     with DriverChannel(secret) as channel:
         register_collection_topics(channel, store)
-        register_map_update_topic(channel, _dag_with(vertex, sink), store)
+        register_apply_topic(channel, _dag_with(vertex, sink), store)
         with ChannelClient(channel.address, secret) as client:
-            writer = MapUpdatingWriterP("totals")
+            writer = DriverApplyWriterP(repr(sink))
             writer.init(None, Context(vertex_name=vertex, driver=client))
             writer.process(0, Inbox([("a", 1), ("b", 2), ("a", 5)]))
             assert writer.complete() is True

@@ -172,8 +172,8 @@ class SnapshotRun(Suspension):
         self.ledger.seal((body["vertex"], body["g"]), self.coordinator.next_id - 1)  # type: ignore[union-attr]
 
     def _publish(self, kind: str, name: str, items: list) -> None:
-        if kind == "update":  # a map-updating sink's batch (name: its vertex), applied with the sink's functions
-            self._publish_update(name, items)
+        if kind == "apply":  # a driver-applied sink's batch (name: its vertex), applied with the sink's functions
+            self._publish_applied(name, items)
             return
         collection = self.engine._collections.get(kind, name)  # noqa: SLF001
         if kind == "map":
@@ -181,13 +181,13 @@ class SnapshotRun(Suspension):
         else:
             collection.extend(items)
 
-    def _publish_update(self, vertex: str, items: list) -> None:
-        """Apply a map-updating sink's staged batch; a user function's failure is stored as the job's failure
+    def _publish_applied(self, vertex: str, items: list) -> None:
+        """Apply a driver-applied sink's staged batch; a user function's failure is stored as the job's failure
         (not restartable: a replay would fail again) and raised."""
-        from dag.runtime.driver_topics import apply_map_update
+        from dag.runtime.driver_topics import apply_on_driver
 
         try:
-            apply_map_update(self.job.dag, self.engine._collections, vertex, items)  # noqa: SLF001
+            apply_on_driver(self.job.dag, self.engine._collections, vertex, items)  # noqa: SLF001
         except JobFailedError as exc:
             self.run.channel.store_failure({
                 "id": uuid.uuid4().hex, "vertex": vertex, "processor_index": 0, "exc_type": exc.exc_type or "",
