@@ -329,25 +329,30 @@ def _pairs(source: Any) -> Iterable[tuple]:
 
 class DriverCollections:
     """The engine's named maps (:class:`JournaledMap`) and lists, created empty on first use; also its
-    observables and reliable topics (``dag.runtime.observables``; kinds ``"observable"`` and ``"topic"``)."""
+    replicated maps (kind ``"replicated"``: journaled maps of their own namespace, which ``map_using_replicated_map``
+    copies into every processor), observables and reliable topics (``dag.runtime.observables``; kinds
+    ``"observable"`` and ``"topic"``)."""
 
     def __init__(self, partition_count: int = 271, journal_capacity: int = DEFAULT_JOURNAL_CAPACITY):
         self._partition_count = partition_count
         self._journal_capacity = journal_capacity
         self._maps: dict[str, JournaledMap] = {}
+        self._replicated: dict[str, JournaledMap] = {}
         self._lists: dict[str, DriverList] = {}
         self._others: dict[str, dict[str, Any]] = {"observable": {}, "topic": {}}
         self._lock = threading.Lock()
 
     def get(self, kind: str, name: str) -> Any:
-        """The map (``kind == "map"``), list (``"list"``), observable or reliable topic named ``name``."""
+        """The map (``kind == "map"``), list (``"list"``), replicated map, observable or reliable topic named
+        ``name``."""
         with self._lock:
             if kind in self._others:
                 return self._other(kind, name)
-            if kind == "map":
-                if name not in self._maps:
-                    self._maps[name] = JournaledMap(MapJournal(name, self._partition_count, self._journal_capacity))
-                return self._maps[name]
+            if kind in ("map", "replicated"):
+                maps = self._maps if kind == "map" else self._replicated
+                if name not in maps:
+                    maps[name] = JournaledMap(MapJournal(name, self._partition_count, self._journal_capacity))
+                return maps[name]
             if name not in self._lists:
                 self._lists[name] = DriverList(name)
             return self._lists[name]
@@ -377,6 +382,7 @@ class DriverCollections:
         with self._lock:
             return list(self._others["observable"].values())
 
-    def journal(self, name: str) -> MapJournal:
-        """The event journal of map ``name`` (the map is created if needed)."""
-        return self.get("map", name).journal
+    def journal(self, name: str, kind: str = "map") -> MapJournal:
+        """The event journal of map ``name`` (of replicated map ``name`` with ``kind="replicated"``; the map is
+        created if needed)."""
+        return self.get(kind, name).journal

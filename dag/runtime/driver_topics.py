@@ -101,7 +101,7 @@ def register_collection_topics(channel: Any, collections: Any) -> None:
     """Register every collection topic's handler on ``channel`` (a ``DriverChannel``)."""
 
     def journal_start(body: dict) -> dict:
-        journal = collections.journal(body["map"])
+        journal = collections.journal(body["map"], body.get("kind", "map"))
         index, total = body["index"], body["total"]
         partitions = [p for p in range(journal.partition_count) if p % total == index]
         initial = JournalInitialPosition(body["initial"])
@@ -113,7 +113,7 @@ def register_collection_topics(channel: Any, collections: Any) -> None:
         return {"partitions": partitions, "offsets": offsets}
 
     def journal_read(body: dict) -> dict:
-        journal = collections.journal(body["map"])
+        journal = collections.journal(body["map"], body.get("kind", "map"))
         limit = min(int(body.get("max") or MAX_READ), MAX_READ)
         events, offsets, lost = [], [], 0
         for partition, offset in zip(body["partitions"], body["offsets"]):
@@ -126,10 +126,16 @@ def register_collection_topics(channel: Any, collections: Any) -> None:
     def collection_slice(body: dict) -> list:
         kind, name = body["kind"], body["name"]
         target = collections.get(kind, name)
-        with target.journal.lock if kind == "map" else contextlib.nullcontext():
-            items = list(target.items()) if kind == "map" else list(target)
+        is_map = kind in ("map", "replicated")
+        with target.journal.lock if is_map else contextlib.nullcontext():
+            items = list(target.items()) if is_map else list(target)
         start, end = slice_bounds(len(items), body["index"], body["count"])
         return items[start:end]
+
+    def map_get(body: dict) -> list:
+        target = collections.get(body.get("kind", "map"), body["name"])
+        with target.journal.lock:
+            return [target.get(key) for key in body["keys"]]
 
     def sink_list(body: dict) -> None:
         collections.get("list", body["name"]).extend(body["items"])
@@ -140,6 +146,7 @@ def register_collection_topics(channel: Any, collections: Any) -> None:
     channel.register(topics.JOURNAL_START, journal_start)
     channel.register(topics.JOURNAL_READ, journal_read)
     channel.register(topics.COLLECTION_SLICE, collection_slice)
+    channel.register(topics.MAP_GET, map_get)
     channel.register(topics.SINK_LIST, sink_list)
     channel.register(topics.SINK_MAP, sink_map)
     channel.register(topics.SINK_MAP_APPLY, _map_apply_handler(collections))

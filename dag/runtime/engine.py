@@ -146,6 +146,12 @@ class Engine:
         """The driver-side list ``name`` (created empty on first use)."""
         return self._collections.get("list", name)
 
+    def get_replicated_map(self, name: str) -> dict:
+        """The driver-side replicated map ``name`` (created empty on first use; a namespace of its own, apart from
+        ``get_map``): a ``dict`` whose whole content every processor of a ``map_using_replicated_map`` stage
+        holds, refreshed from its event journal as it changes."""
+        return self._collections.get("replicated", name)
+
     # ------------------------------------------------------------------ observables and topics (dag/runtime/observables.py)
     def new_observable(self, name: str | None = None) -> Any:
         """A new, empty :class:`~dag.runtime.observables.Observable` for ``Sinks.observable`` (Jet's
