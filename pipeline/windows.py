@@ -17,11 +17,12 @@ session, keyed                one ``session-window`` vertex (``aggregate_to_sess
 session, un-keyed             one ``session-window`` vertex, local parallelism 1, distributed all-to-one
 ============================  =====================================================================================
 
-Early results (``WindowDefinition.set_early_results_period(ms)``, sliding and tumbling windows): the window runs
-in one ``sliding-window`` vertex (``processors.early_results``; keyed: distributed partitioned by key, un-keyed:
-one processor), which every ``ms`` of wall time also emits the current result of each open window as an
-:class:`EarlyTimestampedEntry` / :class:`EarlyTimestampedItem` (``is_early`` True; final results say False);
-a ``map_to_output_fn`` makes early results too, which then carry no flag. Session windows refuse it.
+Early results (``WindowDefinition.set_early_results_period(ms)``): a sliding or tumbling window runs in one
+``sliding-window`` vertex (``processors.early_results``; keyed: distributed partitioned by key, un-keyed: one
+processor), a session window in its usual ``session-window`` vertex; every ``ms`` of wall time they also emit
+the current result of each open window as an :class:`EarlyTimestampedEntry` / :class:`EarlyTimestampedItem` /
+:class:`EarlyWindowResult` (``is_early`` True; final results say False); a ``map_to_output_fn`` makes early
+results too, which then carry no flag.
 
 Results: keyed sliding and tumbling windows emit ``TimestampedEntry(window_end, key, result)``, session windows
 ``WindowResult(start, end, key, result)``, un-keyed windows ``TimestampedItem(window_end, result)``; an optional
@@ -47,12 +48,12 @@ from pipeline.planner import Planner
 from pipeline.transforms import PREPARE_SUFFIX, Transform, checked_key
 from processors.aggregate import AggregateOperation
 from processors.aggregations import pick_any
-from processors.early_results import early_sliding_window_p
+from processors.early_results import early_session_window_p, early_sliding_window_p
 from processors.functions import entry_key, whole_item
 from processors.windows import TimestampedEntry, WindowResult
 
 __all__ = ["WindowDefinition", "StageWithWindow", "WindowAggregateTransform", "EarlyTimestampedEntry",
-           "EarlyTimestampedItem"]
+           "EarlyTimestampedItem", "EarlyWindowResult"]
 
 
 def _positive(label: str, value: Any) -> int:
@@ -76,7 +77,7 @@ class WindowDefinition:
 
     def set_early_results_period(self, period_ms: int) -> WindowDefinition:
         """This window definition emitting the results of open windows every ``period_ms`` ms of wall time too
-        (their ``is_early`` is True); ``0`` turns early results off. Sliding and tumbling windows.
+        (their ``is_early`` is True); ``0`` turns early results off.
 
         >>> WindowDefinition.tumbling(60_000).set_early_results_period(1_000)
         WindowDefinition.tumbling(60000).set_early_results_period(1000)
@@ -267,11 +268,14 @@ def _early_timestamped_item(start: int, end: int, result: Any) -> EarlyTimestamp
     return EarlyTimestampedItem(end, result)
 
 
+class EarlyWindowResult(WindowResult):
+    """An early result of a session window: a ``WindowResult`` whose ``is_early`` is True."""
+
+    is_early = True
+
+
 def _check_early(stage: str, wdef: WindowDefinition, op: AggregateOperation) -> None:
-    """Early results need a sliding or tumbling window, and frames that combine when the window slides."""
-    if wdef.kind == "session":
-        raise DagValidationError(f"stage '{stage}': set_early_results_period is supported on sliding and tumbling "
-                                 "windows in jetspark, not on session windows; remove it or use a tumbling window")
+    """Early results of a sliding window combine its frames: the operation needs a ``combine_fn``."""
     if wdef.kind == "sliding" and op.combine_fn is None:
         raise DagValidationError(f"stage '{stage}': early results of a sliding window combine its frames, but "
                                  f"{op!r} has no combine_fn; give the operation one or drop "
@@ -301,8 +305,9 @@ class WindowAggregateTransform(Transform):
         self.output = EventResult(map_to_output_fn or default, keyed)
         self.early_output = None
         if window_definition.early_results_period is not None:
-            self.early_output = EventResult(map_to_output_fn or (
-                EarlyTimestampedEntry.from_window_result if keyed else _early_timestamped_item), keyed)
+            early_default = (EarlyWindowResult if session else EarlyTimestampedEntry.from_window_result) if keyed \
+                else _early_timestamped_item
+            self.early_output = EventResult(map_to_output_fn or early_default, keyed)
             _check_early(upstream[0].name, window_definition, op)
 
     def add_to_dag(self, p: Planner) -> None:
@@ -316,7 +321,9 @@ class WindowAggregateTransform(Transform):
         keys = [checked_key(k, name, events=True) for k in self.key_fns] if keyed else [_constant_key] * n
         lp = self.local_parallelism
         if wdef.kind == "session":
-            supplier = processors.aggregate_to_session_window_p(wdef.session_timeout, stamps, keys, op, self.output)
+            supplier = processors.aggregate_to_session_window_p(wdef.session_timeout, stamps, keys, op, self.output) \
+                if self.early_output is None else early_session_window_p(
+                    wdef.session_timeout, stamps, keys, op, self.output, wdef.early_results_period, self.early_output)
             pv = p.add_vertex(self, name, lp if keyed else 1, supplier, True)
             p.add_edges(self, pv, (lambda e, o: e.distributed().partitioned(keys[o])) if keyed
                         else (lambda e, _o: e.distributed().all_to_one(name)))

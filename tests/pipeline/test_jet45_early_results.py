@@ -1,6 +1,6 @@
-"""``WindowDefinition.set_early_results_period`` on Spark (issue 27): a tumbling or sliding window emits the
-current results of its open windows while they are open (``is_early`` True), then its final results
-(``is_early`` False), an early result never above its window's final one; session windows refuse it."""
+"""``WindowDefinition.set_early_results_period`` on Spark (issue 27): tumbling, sliding and session windows emit
+the current results of their open windows while they are open (``is_early`` True), then their final results
+(``is_early`` False), an early result never above its window's final one."""
 
 from __future__ import annotations
 
@@ -57,10 +57,26 @@ def test_sliding_window_when_early_results_then_early_counts_cover_the_window(en
     assert early and all(0 < r.item <= finals[r.timestamp] for r in early)
 
 
-def test_session_window_when_early_results_period_set_then_refused_at_build(engine) -> None:
+def test_session_window_when_early_results_then_open_sessions_reported_early(engine) -> None:
+    out = unique("early-session")
     p = Pipeline.create()
-    stage = p.read_from(TestSources.item_stream(10)).with_native_timestamps(0)
-    with pytest.raises(ValueError, match="not on session windows"):
-        stage.window(WindowDefinition.session(100).set_early_results_period(10)).aggregate(counting())
+    (p.read_from(TestSources.item_stream(40)).with_native_timestamps(0)
+     .filter(lambda e: e.sequence % 20 < 10)  # bursts of 10 events (0.25 s), then 0.25 s of quiet
+     .grouping_key(lambda e: 0)
+     .window(WindowDefinition.session(100).set_early_results_period(50))
+     .aggregate(counting()).write_to(Sinks.list(out)))
+    with running(engine, p, join_timeout=120):
+        wait_for(lambda: len(_finals(list(engine.get_list(out)))) >= 3, 120, "several closed sessions")
+    results = list(engine.get_list(out))
+    engine.get_list(out).clear()
+    assert {type(r).__name__ for r in results} == {"WindowResult", "EarlyWindowResult"}
+    finals = [r for r in results if not r.is_early]
+    assert all(r.value == 10 for r in finals[1:])  # every burst after the first is one whole session
+    early = [r for r in results if r.is_early]
+    assert early and all(0 < r.value <= 10 for r in early)  # sessions reported while still open
+
+
+def test_set_early_results_period_when_negative_then_refused() -> None:
     with pytest.raises(ValueError, match="int >= 0"):
         WindowDefinition.tumbling(10).set_early_results_period(-1)
+    assert WindowDefinition.tumbling(10).set_early_results_period(0).early_results_period is None
