@@ -10,7 +10,8 @@ import pytest
 import processors.early_results
 from dag.errors import DagValidationError
 from processors import AggregateOperation, counting
-from processors.early_results import EarlyResultsSlidingWindowP, early_sliding_window_p
+from processors.early_results import (EarlyResultsSessionWindowP, EarlyResultsSlidingWindowP,
+                                      early_session_window_p, early_sliding_window_p)
 from processors.windows import TimestampKind, sliding_win_policy
 
 
@@ -28,6 +29,16 @@ def test_early_results_when_sliding_then_each_open_window_combines_its_frames_an
     assert p.frames == frames_before
     p.next_win_to_emit = 20  # the window ending at 10 was emitted as final: not early again
     assert [r[1] for r in p._early_results()] == [20, 20, 30, 30]
+
+
+def test_early_results_when_sessions_open_then_each_reported_with_its_current_bounds():
+    p = EarlyResultsSessionWindowP(10, (len,), (len,), counting(), _output, 100, _output)
+    p.windows = {"a": [[1, 16, 2], [30, 40, 1]], "b": [[5, 15, 1]]}
+    assert p._early_results() == [(1, 16, "a", 2), (30, 40, "a", 1), (5, 15, "b", 1)]
+    assert p.windows["a"] == [[1, 16, 2], [30, 40, 1]]
+    supplier = early_session_window_p(10, len, len, counting(), _output, 100, _output)
+    assert supplier.processor_class is EarlyResultsSessionWindowP and "early results every 100 ms" in \
+        supplier.description
 
 
 def test_early_sliding_window_p_when_bad_arguments_then_refused():
