@@ -28,8 +28,8 @@ from typing import Any
 from dag.errors import DagValidationError
 
 __all__ = [
-    "JOURNAL_START", "JOURNAL_READ", "COLLECTION_SLICE", "MAP_GET", "SINK_LIST", "SINK_MAP", "SINK_MAP_APPLY", "SINK_APPLY",
-    "SINK_FLUSH", "SINK_STAGE", "SINK_SEAL",
+    "JOURNAL_START", "JOURNAL_READ", "COLLECTION_SLICE", "MAP_GET", "SINK_LIST", "SINK_MAP", "SINK_MAP_APPLY",
+    "SINK_APPLY", "SINK_FLUSH", "SINK_STAGE", "SINK_SEAL",
     "require_driver",
 ]
 

@@ -28,7 +28,8 @@ from dag.errors import JobFailedError
 from processors import driver_protocol as topics
 from processors.event_journal import JournalInitialPosition
 
-__all__ = ["register_collection_topics", "register_apply_topic", "apply_on_driver", "end_driver_sinks", "slice_bounds"]
+__all__ = ["register_collection_topics", "register_apply_topic", "apply_on_driver", "end_driver_sinks",
+           "slice_bounds"]
 
 MAX_READ = 1024
 """The most events one ``journal.read`` returns per partition."""

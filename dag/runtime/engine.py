@@ -152,7 +152,7 @@ class Engine:
         holds, refreshed from its event journal as it changes."""
         return self._collections.get("replicated", name)
 
-    # ------------------------------------------------------------------ observables and topics (dag/runtime/observables.py)
+    # ------------------------------------------------------------------ observables, topics (runtime/observables.py)
     def new_observable(self, name: str | None = None) -> Any:
         """A new, empty :class:`~dag.runtime.observables.Observable` for ``Sinks.observable`` (Jet's
         ``newObservable``); named ``name``, or uniquely when ``None``. A name in use is refused."""

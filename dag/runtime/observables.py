@@ -101,7 +101,6 @@ class Observable:
         """
         future: Future = Future()
         items: list = []
-        registration: list[str] = []
 
         class _Collector:
             def on_next(self, item: Any) -> None:
@@ -119,8 +118,8 @@ class Observable:
                 except Exception as exc:  # noqa: BLE001 - fn's failure is the future's
                     future.set_exception(exc)
 
-        registration.append(self.add_observer(_Collector()))
-        future.add_done_callback(lambda _: self.remove_observer(registration[0]))  # at once if already done
+        registration = self.add_observer(_Collector())
+        future.add_done_callback(lambda _: self.remove_observer(registration))  # at once if already done
         return future
 
     def __iter__(self) -> Iterator[Any]:
