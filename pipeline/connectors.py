@@ -18,6 +18,8 @@ factory                                             vertex name            runs
 ``Sinks.logger(to_string_fn)``                      ``loggerSink``         ``write_logger_p``
 ``Sinks.noop()``                                    ``noop``               ``noop_p``
 ``Sinks.from_processor(name, supplier)``            ``NAME``               the supplier
+``Sinks.map_with_merging/updating/...``             ``mapWith...Sink(M)``  ``processors.map_updating`` (driver)
+``Sinks.observable(o)``, ``reliable_topic(t)``      ``observableSink(O)``  ``processors.observable_sinks``
 ``Sources.jdbc(connect, query_or_fn)``              ``jdbcSource``         ``read_jdbc_p`` (``pipeline.jdbc``)
 ``Sinks.jdbc(query, connect)``, ``jdbc_builder()``  ``jdbcSink``           ``write_jdbc_p`` (``pipeline.jdbc``)
 ==================================================  =====================  =====================================
@@ -356,6 +358,66 @@ class Sinks:
         from pipeline.socket_sink import socket_sink
 
         return socket_sink(host, port, to_string_fn)
+
+    @staticmethod
+    def map_with_merging(map_or_name: Any, key_fn: Callable[[Any], Any], value_fn: Callable[[Any], Any],
+                         merge_fn: Callable[[Any, Any], Any]) -> Sink:
+        """Jet's ``Sinks.mapWithMerging``: puts ``value_fn(item)`` under ``key_fn(item)`` in the driver map, or
+        ``merge_fn(old, value)`` when the key is there (a ``None`` result removes the key); applied on the
+        driver (``processors.map_updating``). Vertex ``mapWithMergingSink(NAME)``.
+
+        >>> Sinks.map_with_merging("counts", str.lower, lambda w: 1, lambda old, new: old + new).name
+        'mapWithMergingSink(counts)'
+        """
+        from processors.map_updating import merge_map_p
+
+        name = collection_name("Sinks.map_with_merging", map_or_name, "map")
+        return Sink(f"mapWithMergingSink({name})", merge_map_p(name, key_fn, value_fn, merge_fn))
+
+    @staticmethod
+    def map_with_updating(map_or_name: Any, key_fn: Callable[[Any], Any],
+                          update_fn: Callable[[Any, Any], Any]) -> Sink:
+        """Jet's ``Sinks.mapWithUpdating``: puts ``update_fn(old_value_or_None, item)`` under ``key_fn(item)``
+        (a ``None`` result removes the key). Vertex ``mapWithUpdatingSink(NAME)``."""
+        from processors.map_updating import update_map_p
+
+        name = collection_name("Sinks.map_with_updating", map_or_name, "map")
+        return Sink(f"mapWithUpdatingSink({name})", update_map_p(name, key_fn, update_fn))
+
+    @staticmethod
+    def map_with_entry_processor(map_or_name: Any, key_fn: Callable[[Any], Any],
+                                 processor_fn: Callable[[Any], Any]) -> Sink:
+        """Jet's ``Sinks.mapWithEntryProcessor``: ``processor_fn(item).process(entry)`` on the entry of
+        ``key_fn(item)``; the entry has ``get_key()``, ``get_value()`` and ``set_value(v)`` (``None`` removes the
+        key). Vertex ``mapWithEntryProcessorSink(NAME)``."""
+        from processors.map_updating import update_map_with_entry_processor_p
+
+        name = collection_name("Sinks.map_with_entry_processor", map_or_name, "map")
+        return Sink(f"mapWithEntryProcessorSink({name})",
+                    update_map_with_entry_processor_p(name, key_fn, processor_fn))
+
+    @staticmethod
+    def observable(observable_or_name: Any) -> Sink:
+        """Jet's ``Sinks.observable``: publishes the items to ``engine.get_observable(name)`` (or the observable
+        given), whose observers get them as they come and ``on_complete``/``on_error`` when the job ends. Vertex
+        ``observableSink(NAME)``.
+
+        >>> Sinks.observable("results").name
+        'observableSink(results)'
+        """
+        from processors.observable_sinks import write_observable_p
+
+        name = collection_name("Sinks.observable", observable_or_name, "observable")
+        return Sink(f"observableSink({name})", write_observable_p(name))
+
+    @staticmethod
+    def reliable_topic(topic_or_name: Any) -> Sink:
+        """Jet's ``Sinks.reliableTopic``: every item a message of ``engine.get_reliable_topic(name)``, each
+        listener getting each message once, in order. Vertex ``reliableTopicSink(NAME)``."""
+        from processors.observable_sinks import write_reliable_topic_p
+
+        name = collection_name("Sinks.reliable_topic", topic_or_name, "reliable_topic")
+        return Sink(f"reliableTopicSink({name})", write_reliable_topic_p(name))
 
     @staticmethod
     def json(directory: str | os.PathLike) -> Sink:

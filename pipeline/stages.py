@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from dag.errors import DagValidationError
 from pipeline import internal
 from pipeline.connectors import as_sink
+from pipeline.map_lookups import KeyedMapLookupOps, MapLookupOps
 from pipeline.more_stages import MoreBatchOps, MoreKeyedOps, MoreStageOps
 from pipeline.services import KeyedServiceFn, ServiceFactory
 from pipeline.transforms import (
@@ -182,7 +183,7 @@ class SinkStage(Stage):
     """The stage ``write_to`` returns; nothing can be attached to it."""
 
 
-class GeneralStage(MoreStageOps, Stage):
+class GeneralStage(MapLookupOps, MoreStageOps, Stage):
     """The operations of every compute stage (batch or stream)."""
 
     @property
@@ -447,7 +448,7 @@ class StreamStage(_NeedsWindow, GeneralStage):
     add_timestamps = with_timestamps
 
 
-class StageWithKey(MoreKeyedOps):
+class StageWithKey(KeyedMapLookupOps, MoreKeyedOps):
     """Base of the keyed stages: the stage it came from and ``key_fn``."""
 
     def __init__(self, stage: GeneralStage, key_fn: Callable[[Any], Any]):

@@ -17,6 +17,13 @@ session, keyed                one ``session-window`` vertex (``aggregate_to_sess
 session, un-keyed             one ``session-window`` vertex, local parallelism 1, distributed all-to-one
 ============================  =====================================================================================
 
+Early results (``WindowDefinition.set_early_results_period(ms)``): a sliding or tumbling window runs in one
+``sliding-window`` vertex (``processors.early_results``; keyed: distributed partitioned by key, un-keyed: one
+processor), a session window in its usual ``session-window`` vertex; every ``ms`` of wall time they also emit
+the current result of each open window as an :class:`EarlyTimestampedEntry` / :class:`EarlyTimestampedItem` /
+:class:`EarlyWindowResult` (``is_early`` True; final results say False); a ``map_to_output_fn`` makes early
+results too, which then carry no flag.
+
 Results: keyed sliding and tumbling windows emit ``TimestampedEntry(window_end, key, result)``, session windows
 ``WindowResult(start, end, key, result)``, un-keyed windows ``TimestampedItem(window_end, result)``; an optional
 ``map_to_output_fn(start, end, key, result)`` (un-keyed ``(start, end, result)``) replaces them. Every result
@@ -41,10 +48,12 @@ from pipeline.planner import Planner
 from pipeline.transforms import PREPARE_SUFFIX, Transform, checked_key
 from processors.aggregate import AggregateOperation
 from processors.aggregations import pick_any
+from processors.early_results import early_session_window_p, early_sliding_window_p
 from processors.functions import entry_key, whole_item
 from processors.windows import TimestampedEntry, WindowResult
 
-__all__ = ["WindowDefinition", "StageWithWindow", "WindowAggregateTransform"]
+__all__ = ["WindowDefinition", "StageWithWindow", "WindowAggregateTransform", "EarlyTimestampedEntry",
+           "EarlyTimestampedItem", "EarlyWindowResult"]
 
 
 def _positive(label: str, value: Any) -> int:
@@ -56,14 +65,28 @@ def _positive(label: str, value: Any) -> int:
 class WindowDefinition:
     """A window kind and its sizes: ``sliding(size, slide_by)``, ``tumbling(size)``, ``session(timeout)``."""
 
-    __slots__ = ("kind", "window_size", "slide_by", "session_timeout")
+    __slots__ = ("kind", "window_size", "slide_by", "session_timeout", "early_results_period")
 
     def __init__(self, kind: str, window_size: int | None = None, slide_by: int | None = None,
-                 session_timeout: int | None = None):
+                 session_timeout: int | None = None, early_results_period: int | None = None):
         self.kind = kind
         self.window_size = window_size
         self.slide_by = slide_by
         self.session_timeout = session_timeout
+        self.early_results_period = early_results_period
+
+    def set_early_results_period(self, period_ms: int) -> WindowDefinition:
+        """This window definition emitting the results of open windows every ``period_ms`` ms of wall time too
+        (their ``is_early`` is True); ``0`` turns early results off.
+
+        >>> WindowDefinition.tumbling(60_000).set_early_results_period(1_000)
+        WindowDefinition.tumbling(60000).set_early_results_period(1000)
+        """
+        if isinstance(period_ms, bool) or not isinstance(period_ms, int) or period_ms < 0:
+            raise ValueError(f"WindowDefinition.set_early_results_period: period_ms must be an int >= 0 "
+                             f"(milliseconds; 0 turns early results off), got {period_ms!r}")
+        return WindowDefinition(self.kind, self.window_size, self.slide_by, self.session_timeout,
+                                period_ms or None)
 
     @staticmethod
     def sliding(window_size: int, slide_by: int) -> WindowDefinition:
@@ -94,10 +117,13 @@ class WindowDefinition:
 
     def __repr__(self) -> str:
         if self.kind == "sliding":
-            return f"WindowDefinition.sliding({self.window_size}, {self.slide_by})"
-        if self.kind == "tumbling":
-            return f"WindowDefinition.tumbling({self.window_size})"
-        return f"WindowDefinition.session({self.session_timeout})"
+            text = f"WindowDefinition.sliding({self.window_size}, {self.slide_by})"
+        elif self.kind == "tumbling":
+            text = f"WindowDefinition.tumbling({self.window_size})"
+        else:
+            text = f"WindowDefinition.session({self.session_timeout})"
+        early = self.early_results_period
+        return text if early is None else f"{text}.set_early_results_period({early})"
 
 
 class StageWithWindow:
@@ -202,6 +228,60 @@ def _timestamped_item(start: int, end: int, result: Any) -> TimestampedItem:
     return TimestampedItem(end, result)
 
 
+class EarlyTimestampedEntry(TimestampedEntry):
+    """An early result of a keyed sliding or tumbling window: a ``TimestampedEntry`` whose ``is_early`` is True
+    (it never equals a final one)."""
+
+    __slots__ = ()
+    is_early = True
+
+    @staticmethod
+    def from_window_result(start: int, end: int, key: Any, value: Any) -> EarlyTimestampedEntry:
+        """The early entry stamped with the window's ``end``."""
+        return EarlyTimestampedEntry(end, key, value)
+
+    def __eq__(self, other: object) -> bool:
+        return other.__class__ is EarlyTimestampedEntry and tuple.__eq__(self, other)
+
+    def __hash__(self) -> int:
+        return tuple.__hash__(self)
+
+    def __repr__(self) -> str:
+        return f"EarlyTimestampedEntry({self[2]!r}, {self[0]!r}, {self[1]!r})"
+
+    def __reduce__(self):
+        return (EarlyTimestampedEntry, (self[2], self[0], self[1]))
+
+
+class EarlyTimestampedItem(TimestampedItem):
+    """An early result of an un-keyed sliding or tumbling window: a ``TimestampedItem`` whose ``is_early`` is
+    True."""
+
+    __slots__ = ()
+    is_early = True
+
+    def __repr__(self) -> str:
+        return f"EarlyTimestampedItem(timestamp={self.timestamp!r}, item={self.item!r})"
+
+
+def _early_timestamped_item(start: int, end: int, result: Any) -> EarlyTimestampedItem:
+    return EarlyTimestampedItem(end, result)
+
+
+class EarlyWindowResult(WindowResult):
+    """An early result of a session window: a ``WindowResult`` whose ``is_early`` is True."""
+
+    is_early = True
+
+
+def _check_early(stage: str, wdef: WindowDefinition, op: AggregateOperation) -> None:
+    """Early results of a sliding window combine its frames: the operation needs a ``combine_fn``."""
+    if wdef.kind == "sliding" and op.combine_fn is None:
+        raise DagValidationError(f"stage '{stage}': early results of a sliding window combine its frames, but "
+                                 f"{op!r} has no combine_fn; give the operation one or drop "
+                                 "set_early_results_period")
+
+
 def _on_events(op: AggregateOperation) -> AggregateOperation:
     """``op`` with its accumulate functions applied to the plain item of an event; ``counting()`` stays itself
     (it never looks at the item), which keeps the windowing processors' fast path for it."""
@@ -223,6 +303,12 @@ class WindowAggregateTransform(Transform):
         keyed = key_fns is not None
         default = (WindowResult if session else TimestampedEntry.from_window_result) if keyed else _timestamped_item
         self.output = EventResult(map_to_output_fn or default, keyed)
+        self.early_output = None
+        if window_definition.early_results_period is not None:
+            early_default = (EarlyWindowResult if session else EarlyTimestampedEntry.from_window_result) if keyed \
+                else _early_timestamped_item
+            self.early_output = EventResult(map_to_output_fn or early_default, keyed)
+            _check_early(upstream[0].name, window_definition, op)
 
     def add_to_dag(self, p: Planner) -> None:
         import processors
@@ -235,7 +321,9 @@ class WindowAggregateTransform(Transform):
         keys = [checked_key(k, name, events=True) for k in self.key_fns] if keyed else [_constant_key] * n
         lp = self.local_parallelism
         if wdef.kind == "session":
-            supplier = processors.aggregate_to_session_window_p(wdef.session_timeout, stamps, keys, op, self.output)
+            supplier = processors.aggregate_to_session_window_p(wdef.session_timeout, stamps, keys, op, self.output) \
+                if self.early_output is None else early_session_window_p(
+                    wdef.session_timeout, stamps, keys, op, self.output, wdef.early_results_period, self.early_output)
             pv = p.add_vertex(self, name, lp if keyed else 1, supplier, True)
             p.add_edges(self, pv, (lambda e, o: e.distributed().partitioned(keys[o])) if keyed
                         else (lambda e, _o: e.distributed().all_to_one(name)))
@@ -243,6 +331,13 @@ class WindowAggregateTransform(Transform):
         policy = (processors.sliding_win_policy(wdef.window_size, wdef.slide_by) if wdef.kind == "sliding"
                   else processors.tumbling_win_policy(wdef.window_size))
         kind = processors.TimestampKind.EVENT
+        if self.early_output is not None:  # single stage: every open frame of a key in one processor
+            supplier = early_sliding_window_p(keys, stamps, policy, op, self.output, wdef.early_results_period,
+                                              self.early_output)
+            pv = p.add_vertex(self, name, lp if keyed else 1, supplier, True)
+            p.add_edges(self, pv, (lambda e, o: e.distributed().partitioned(keys[o])) if keyed
+                        else (lambda e, _o: e.distributed().all_to_one(name)))
+            return
         prepare = p.new_vertex(name + PREPARE_SUFFIX, processors.accumulate_by_frame_p(keys, stamps, kind, policy, op),
                                lp)
         main = p.add_vertex(self, name, lp if keyed else 1,

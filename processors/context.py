@@ -148,7 +148,7 @@ class Context:
 
     @property
     def driver(self) -> Any:
-        """The job's channel to the driver in a PIPELINED job (``None`` elsewhere, e.g. staged jobs and tests).
+        """The job's channel to the driver in an engine job (``None`` elsewhere, e.g. in tests).
 
         A ``dag.runtime.channel.ChannelClient``-like object: ``send(topic, body, as_json=False)`` (one-way) and
         ``request(topic, body, as_json=False, timeout=None)`` (waits for the handler's reply). Handlers are

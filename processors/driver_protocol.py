@@ -7,12 +7,14 @@ so a later request's reply means every earlier send was handled).
 
 | topic | kind | body | reply |
 |---|---|---|---|
-| ``journal.start`` | request | ``map``, ``index``, ``total``, ``initial`` (a ``JournalInitialPosition`` value) | ``partitions`` (this reader's share: ``p % total == index``), ``offsets`` (one per partition) |
-| ``journal.read`` | request | ``map``, ``partitions``, ``offsets``, ``max`` (events per partition) | ``events`` (a list per partition), ``offsets`` (the next ones), ``lost`` (count) |
-| ``collection.slice`` | request | ``kind`` (``"map"``/``"list"``), ``name``, ``index``, ``count`` | the ``index``-th of ``count`` contiguous slices (a map's as ``(key, value)`` entries) |
+| ``journal.start`` | request | ``map`` (``kind``: ``"map"``, the default, or ``"replicated"``), ``index``, ``total``, ``initial`` (a ``JournalInitialPosition`` value) | ``partitions`` (this reader's share: ``p % total == index``), ``offsets`` (one per partition) |
+| ``journal.read`` | request | ``map`` (and ``kind``), ``partitions``, ``offsets``, ``max`` (events per partition) | ``events`` (a list per partition), ``offsets`` (the next ones), ``lost`` (count) |
+| ``collection.slice`` | request | ``kind`` (``"map"``/``"list"``/``"replicated"``), ``name``, ``index``, ``count`` | the ``index``-th of ``count`` contiguous slices (a map's as ``(key, value)`` entries) |
+| ``map.get`` | request | ``name``, ``keys`` (``kind`` as for ``journal.start``) | the keys' values, ``None`` for a missing key (``map_using_imap``) |
 | ``sink.list`` | send | ``name``, ``items`` | — (appended to ``engine.get_list(name)``) |
 | ``sink.map`` | send | ``name``, ``items`` (``(key, value)`` entries) | — (put into ``engine.get_map(name)``) |
 | ``sink.map.apply`` | send | ``name``, ``items`` (``(key, sequence, delete, value)``) | — (put, or remove when ``delete``, unless ``sequence`` is not newer than the key's last applied one) |
+| ``sink.apply`` | request | ``vertex`` (a driver-applied sink, ``processors.driver_apply``), ``items`` | ``None``, or the failure of a user function on the driver: ``message``, ``exc_type``, ``exc_message`` |
 | ``sink.flush`` | request | ``{}`` | ``True`` once every earlier message of the connection was handled |
 
 >>> JOURNAL_READ
@@ -26,16 +28,19 @@ from typing import Any
 from dag.errors import DagValidationError
 
 __all__ = [
-    "JOURNAL_START", "JOURNAL_READ", "COLLECTION_SLICE", "SINK_LIST", "SINK_MAP", "SINK_MAP_APPLY", "SINK_FLUSH", "SINK_STAGE", "SINK_SEAL",
+    "JOURNAL_START", "JOURNAL_READ", "COLLECTION_SLICE", "MAP_GET", "SINK_LIST", "SINK_MAP", "SINK_MAP_APPLY",
+    "SINK_APPLY", "SINK_FLUSH", "SINK_STAGE", "SINK_SEAL",
     "require_driver",
 ]
 
 JOURNAL_START = "journal.start"
 JOURNAL_READ = "journal.read"
 COLLECTION_SLICE = "collection.slice"
+MAP_GET = "map.get"
 SINK_LIST = "sink.list"
 SINK_MAP = "sink.map"
 SINK_MAP_APPLY = "sink.map.apply"  # CdcSinks.map: ordered puts and removes, older sequences ignored
+SINK_APPLY = "sink.apply"  # driver-applied sinks (map merging/updating, observables, reliable topics)
 SINK_FLUSH = "sink.flush"
 SINK_STAGE = "sink.stage"  # EXACTLY_ONCE: {"vertex", "g", "kind", "name", "items"}, staged until a snapshot covers it
 SINK_SEAL = "sink.seal"    # EXACTLY_ONCE: {"vertex", "g"}: the staged items belong to the snapshot being taken

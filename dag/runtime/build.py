@@ -353,6 +353,11 @@ class PlanRun:
         the group's puts in bulk, ``JournaledMap.put_entries``)."""
         kind, name = vp.runtime_arg
         target = self.collections.get(kind, name)
+        sink = self.dag.get_vertex(vp.name).meta_supplier
+        if hasattr(sink, "apply_items"):  # a driver-applied sink (processors/driver_apply.py)
+            for items in self._driver_groups(rdd):
+                sink.apply_items(target, items, vp.name)
+            return
         if kind == "list":
             for items in self._driver_groups(rdd):
                 target.extend(items)

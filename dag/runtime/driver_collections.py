@@ -328,26 +328,61 @@ def _pairs(source: Any) -> Iterable[tuple]:
 
 
 class DriverCollections:
-    """The engine's named maps (:class:`JournaledMap`) and lists, created empty on first use."""
+    """The engine's named maps (:class:`JournaledMap`) and lists, created empty on first use; also its
+    replicated maps (kind ``"replicated"``: journaled maps of their own namespace, which ``map_using_replicated_map``
+    copies into every processor), observables and reliable topics (``dag.runtime.observables``; kinds
+    ``"observable"`` and ``"topic"``)."""
 
     def __init__(self, partition_count: int = 271, journal_capacity: int = DEFAULT_JOURNAL_CAPACITY):
         self._partition_count = partition_count
         self._journal_capacity = journal_capacity
         self._maps: dict[str, JournaledMap] = {}
+        self._replicated: dict[str, JournaledMap] = {}
         self._lists: dict[str, DriverList] = {}
+        self._others: dict[str, dict[str, Any]] = {"observable": {}, "topic": {}}
         self._lock = threading.Lock()
 
     def get(self, kind: str, name: str) -> Any:
-        """The map (``kind == "map"``) or list named ``name``."""
+        """The map (``kind == "map"``), list (``"list"``), replicated map, observable or reliable topic named
+        ``name``."""
         with self._lock:
-            if kind == "map":
-                if name not in self._maps:
-                    self._maps[name] = JournaledMap(MapJournal(name, self._partition_count, self._journal_capacity))
-                return self._maps[name]
+            if kind in self._others:
+                return self._other(kind, name)
+            if kind in ("map", "replicated"):
+                maps = self._maps if kind == "map" else self._replicated
+                if name not in maps:
+                    maps[name] = JournaledMap(MapJournal(name, self._partition_count, self._journal_capacity))
+                return maps[name]
             if name not in self._lists:
                 self._lists[name] = DriverList(name)
             return self._lists[name]
 
-    def journal(self, name: str) -> MapJournal:
-        """The event journal of map ``name`` (the map is created if needed)."""
-        return self.get("map", name).journal
+    def _other(self, kind: str, name: str) -> Any:
+        from dag.runtime.observables import Observable, ReliableTopic
+
+        known = self._others[kind]
+        if name not in known:
+            known[name] = Observable(name, on_destroy=self._forget_observable) if kind == "observable" else \
+                ReliableTopic(name)
+        return known[name]
+
+    def _forget_observable(self, observable: Any) -> None:
+        with self._lock:
+            known = self._others["observable"]
+            if known.get(observable.name) is observable:
+                del known[observable.name]
+
+    def exists(self, kind: str, name: str) -> bool:
+        """Whether the observable or reliable topic ``name`` exists (``kind``: ``"observable"``/``"topic"``)."""
+        with self._lock:
+            return name in self._others[kind]
+
+    def observables(self) -> list:
+        """Every observable, in creation order."""
+        with self._lock:
+            return list(self._others["observable"].values())
+
+    def journal(self, name: str, kind: str = "map") -> MapJournal:
+        """The event journal of map ``name`` (of replicated map ``name`` with ``kind="replicated"``; the map is
+        created if needed)."""
+        return self.get(kind, name).journal

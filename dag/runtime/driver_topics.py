@@ -24,10 +24,12 @@ import contextlib
 import threading
 from typing import Any
 
+from dag.errors import JobFailedError
 from processors import driver_protocol as topics
 from processors.event_journal import JournalInitialPosition
 
-__all__ = ["register_collection_topics", "slice_bounds"]
+__all__ = ["register_collection_topics", "register_apply_topic", "apply_on_driver", "end_driver_sinks",
+           "slice_bounds"]
 
 MAX_READ = 1024
 """The most events one ``journal.read`` returns per partition."""
@@ -67,11 +69,40 @@ def _map_apply_handler(collections: Any) -> Any:
     return sink_map_apply
 
 
+def apply_on_driver(dag: Any, collections: Any, vertex: str, items: list) -> None:
+    """Hand ``items`` of the driver-applied sink ``vertex`` of ``dag`` (``processors.driver_apply``) to its driver
+    object in ``collections``; a user function's failure raises the sink's ``JobFailedError``."""
+    sink = dag.get_vertex(vertex).meta_supplier
+    sink.apply_items(collections.get(*sink.collection), items, vertex)
+
+
+def end_driver_sinks(dag: Any, collections: Any, error: BaseException | None) -> None:
+    """Tell every driver-applied sink of ``dag`` that its job ended (``error``: the job's failure or ``None``)."""
+    for vertex in dag:
+        sink = vertex.meta_supplier
+        if callable(getattr(sink, "job_ended", None)):
+            sink.job_ended(collections.get(*sink.collection), error)
+
+
+def register_apply_topic(channel: Any, dag: Any, collections: Any) -> None:
+    """Serve ``sink.apply`` for the driver-applied sinks of the job's ``dag``: the driver applies each batch with
+    the sink's own functions (the originals, never shipped back) and replies ``None`` or the failure."""
+
+    def sink_apply(body: dict) -> dict | None:
+        try:
+            apply_on_driver(dag, collections, body["vertex"], body["items"])
+        except JobFailedError as exc:
+            return {"message": str(exc), "exc_type": exc.exc_type, "exc_message": exc.exc_message}
+        return None
+
+    channel.register(topics.SINK_APPLY, sink_apply)
+
+
 def register_collection_topics(channel: Any, collections: Any) -> None:
     """Register every collection topic's handler on ``channel`` (a ``DriverChannel``)."""
 
     def journal_start(body: dict) -> dict:
-        journal = collections.journal(body["map"])
+        journal = collections.journal(body["map"], body.get("kind", "map"))
         index, total = body["index"], body["total"]
         partitions = [p for p in range(journal.partition_count) if p % total == index]
         initial = JournalInitialPosition(body["initial"])
@@ -83,7 +114,7 @@ def register_collection_topics(channel: Any, collections: Any) -> None:
         return {"partitions": partitions, "offsets": offsets}
 
     def journal_read(body: dict) -> dict:
-        journal = collections.journal(body["map"])
+        journal = collections.journal(body["map"], body.get("kind", "map"))
         limit = min(int(body.get("max") or MAX_READ), MAX_READ)
         events, offsets, lost = [], [], 0
         for partition, offset in zip(body["partitions"], body["offsets"]):
@@ -96,10 +127,16 @@ def register_collection_topics(channel: Any, collections: Any) -> None:
     def collection_slice(body: dict) -> list:
         kind, name = body["kind"], body["name"]
         target = collections.get(kind, name)
-        with target.journal.lock if kind == "map" else contextlib.nullcontext():
-            items = list(target.items()) if kind == "map" else list(target)
+        is_map = kind in ("map", "replicated")
+        with target.journal.lock if is_map else contextlib.nullcontext():
+            items = list(target.items()) if is_map else list(target)
         start, end = slice_bounds(len(items), body["index"], body["count"])
         return items[start:end]
+
+    def map_get(body: dict) -> list:
+        target = collections.get(body.get("kind", "map"), body["name"])
+        with target.journal.lock:
+            return [target.get(key) for key in body["keys"]]
 
     def sink_list(body: dict) -> None:
         collections.get("list", body["name"]).extend(body["items"])
@@ -110,6 +147,7 @@ def register_collection_topics(channel: Any, collections: Any) -> None:
     channel.register(topics.JOURNAL_START, journal_start)
     channel.register(topics.JOURNAL_READ, journal_read)
     channel.register(topics.COLLECTION_SLICE, collection_slice)
+    channel.register(topics.MAP_GET, map_get)
     channel.register(topics.SINK_LIST, sink_list)
     channel.register(topics.SINK_MAP, sink_map)
     channel.register(topics.SINK_MAP_APPLY, _map_apply_handler(collections))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import uuid
 from typing import Any
 
 from dag.config import EngineConfig, ExecutionMode, JobConfig
@@ -144,6 +145,38 @@ class Engine:
     def get_list(self, name: str) -> list:
         """The driver-side list ``name`` (created empty on first use)."""
         return self._collections.get("list", name)
+
+    def get_replicated_map(self, name: str) -> dict:
+        """The driver-side replicated map ``name`` (created empty on first use; a namespace of its own, apart from
+        ``get_map``): a ``dict`` whose whole content every processor of a ``map_using_replicated_map`` stage
+        holds, refreshed from its event journal as it changes."""
+        return self._collections.get("replicated", name)
+
+    # ------------------------------------------------------------------ observables, topics (runtime/observables.py)
+    def new_observable(self, name: str | None = None) -> Any:
+        """A new, empty :class:`~dag.runtime.observables.Observable` for ``Sinks.observable`` (Jet's
+        ``newObservable``); named ``name``, or uniquely when ``None``. A name in use is refused."""
+        if name is None:
+            name = f"observable-{uuid.uuid4().hex[:12]}"
+        if not isinstance(name, str) or not name:
+            raise DagValidationError(f"new_observable: the name must be a non-empty str or None, got {name!r}")
+        if self._collections.exists("observable", name):
+            raise DagValidationError(f"new_observable: an observable named '{name}' exists; use "
+                                     f"engine.get_observable('{name}') or destroy() it first")
+        return self._collections.get("observable", name)
+
+    def get_observable(self, name: str) -> Any:
+        """The observable ``name`` (created empty on first use), as ``Sinks.observable(name)`` writes it."""
+        return self._collections.get("observable", name)
+
+    def get_observables(self) -> list:
+        """Every observable of this engine that was not destroyed, oldest first."""
+        return self._collections.observables()
+
+    def get_reliable_topic(self, name: str) -> Any:
+        """The reliable topic ``name`` (:class:`~dag.runtime.observables.ReliableTopic`, created on first use),
+        as ``Sinks.reliable_topic(name)`` publishes to it: ``add_message_listener(fn)``."""
+        return self._collections.get("topic", name)
 
     # ------------------------------------------------------------------ planning and jobs
     def plan(self, dag: Any, config: JobConfig | None = None) -> PhysicalPlan:

@@ -262,12 +262,13 @@ class Job:
 
     def _open_channel(self, sc: Any) -> None:
         """The job's authenticated driver channel, serving failures, driver-side collections and log records."""
-        from dag.runtime.driver_topics import register_collection_topics
+        from dag.runtime.driver_topics import register_apply_topic, register_collection_topics
         from dag.runtime.jobchannel import JobChannel
         from dag.runtime.logforward import register_log_topics
 
         self._channel = JobChannel(sc.master, sc.getConf().get("spark.driver.host"), self._on_task_failure)
         register_collection_topics(self._channel, self._engine._collections)  # noqa: SLF001
+        register_apply_topic(self._channel, self._dag, self._engine._collections)  # noqa: SLF001
         register_log_topics(self._channel, self._log_tail.append)
 
     def _close_run(self, run: Any, error: BaseException | None) -> BaseException | None:
@@ -343,8 +344,18 @@ class Job:
         finally:
             self._completion_time = time.time()
             self._status = JobStatus.FAILED if error is not None else JobStatus.COMPLETED
+            self._end_driver_sinks()
             if self._channel is not None:
                 self._channel.close()
+
+    def _end_driver_sinks(self) -> None:
+        """Tell the DAG's driver-applied sinks (observables) that the job ended, before ``join()`` returns."""
+        from dag.runtime.driver_topics import end_driver_sinks
+
+        try:
+            end_driver_sinks(self._dag, self._engine._collections, self._error)  # noqa: SLF001
+        except Exception:  # noqa: BLE001 - the job's outcome stands; the observer's failure is logged
+            _log.exception("Job '%s': notifying its observable sinks of the job's end failed", self._name)
 
     def _translate(self, error: BaseException) -> BaseException:
         if self._cancelled:

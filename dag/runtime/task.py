@@ -236,7 +236,8 @@ def _contexts(vt: VertexTask, g: int) -> tuple[Any, Any]:
 
     lp = vt.local_parallelism
     common = dict(vertex_name=vt.name, job_id=vt.job_id, total_parallelism=lp * vt.members, local_parallelism=lp,
-                  member_index=g // lp, member_count=vt.members, processing_guarantee=vt.guarantee)
+                  member_index=g // lp, member_count=vt.members, processing_guarantee=vt.guarantee,
+                  driver=vt.channel.client() if vt.channel is not None else None)  # map lookups (map.get)
     supplier_ctx = Context(**common)
     return supplier_ctx, Context(global_processor_index=g, local_processor_index=g % lp, **common)
 

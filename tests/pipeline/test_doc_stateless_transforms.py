@@ -1,8 +1,9 @@
 """Jet 4.5's ``site/docs/api/stateless-transforms.md``, its samples ported to Python (issue 27, part 6).
 
 Kafka topics become ``TestSources.items``; the page's ``ProductService`` is a small class here. Each sample
-writes to its own list; the expected results are computed by plain Python from the same data. Not ported:
-``mapUsingIMap``/``mapUsingReplicatedMap`` (not built yet) and ``mapUsingPython`` (jetspark is Python)."""
+writes to its own list; the expected results are computed by plain Python from the same data; the ``products``
+IMap and ReplicatedMap are the engine's driver maps of that name. Not ported: ``mapUsingPython`` (jetspark is
+Python)."""
 
 from __future__ import annotations
 
@@ -70,7 +71,10 @@ def _then_apply(future: Future, fn) -> Future:
 def test_stateless_transforms_page_samples(engine) -> None:
     p = Pipeline.create()
     sinks = {k: unique(k) for k in ("map", "filter", "flat_map", "merge", "service", "async", "batched",
-                                    "hash_join", "inner")}
+                                    "hash_join", "inner", "imap", "replicated")}
+    products = unique("products")
+    for target in (engine.get_map(products), engine.get_replicated_map(products)):
+        target.update({i: ProductDetails(i, n) for i, n in CATALOG.items()})
     stage = p.read_from(TestSources.items(NAMES))
     # map / filter
     stage.map(lambda name: name.lower()).write_to(Sinks.list(sinks["map"]))
@@ -83,8 +87,14 @@ def test_stateless_transforms_page_samples(engine) -> None:
     trades_new_york = p.read_from(TestSources.items(NYC))
     trades_tokyo = p.read_from(TestSources.items(TOKYO))
     trades_new_york.merge(trades_tokyo).write_to(Sinks.list(sinks["merge"]))
-    # mapUsingService
     orders = p.read_from(TestSources.items(ORDERS))
+    # mapUsingIMap / mapUsingReplicatedMap
+    orders.map_using_imap(products, lambda order: order.product_id,
+                          lambda order, product: OrderDetails(order, product)).write_to(Sinks.list(sinks["imap"]))
+    orders.map_using_replicated_map(products, lambda order: order.product_id,
+                                    lambda order, product: OrderDetails(order, product)) \
+        .write_to(Sinks.list(sinks["replicated"]))
+    # mapUsingService
     product_service = ServiceFactories.shared_service(lambda ctx: ProductService("http://catalog")) \
         .to_non_cooperative()
     orders.map_using_service(product_service, lambda service, order: OrderDetails(
@@ -122,5 +132,5 @@ def test_stateless_transforms_page_samples(engine) -> None:
     assert got["service"] == got["async"] == got["batched"] == sorted(map(details, ORDERS), key=repr)
     joined = [OrderDetails(o, ProductDetails(o.product_id, CATALOG[o.product_id]) if o.product_id in CATALOG
                            else None) for o in ORDERS]
-    assert got["hash_join"] == sorted(joined, key=repr)
+    assert got["hash_join"] == got["imap"] == got["replicated"] == sorted(joined, key=repr)
     assert got["inner"] == sorted((j for j in joined if j.details is not None), key=repr)

@@ -41,6 +41,7 @@ import logging
 import shutil
 import threading
 import time
+import uuid
 from typing import Any
 
 from dag.config import ProcessingGuarantee
@@ -171,11 +172,27 @@ class SnapshotRun(Suspension):
         self.ledger.seal((body["vertex"], body["g"]), self.coordinator.next_id - 1)  # type: ignore[union-attr]
 
     def _publish(self, kind: str, name: str, items: list) -> None:
+        if kind == "apply":  # a driver-applied sink's batch (name: its vertex), applied with the sink's functions
+            self._publish_applied(name, items)
+            return
         collection = self.engine._collections.get(kind, name)  # noqa: SLF001
         if kind == "map":
             collection.update(items)
         else:
             collection.extend(items)
+
+    def _publish_applied(self, vertex: str, items: list) -> None:
+        """Apply a driver-applied sink's staged batch; a user function's failure is stored as the job's failure
+        (not restartable: a replay would fail again) and raised."""
+        from dag.runtime.driver_topics import apply_on_driver
+
+        try:
+            apply_on_driver(self.job.dag, self.engine._collections, vertex, items)  # noqa: SLF001
+        except JobFailedError as exc:
+            self.run.channel.store_failure({
+                "id": uuid.uuid4().hex, "vertex": vertex, "processor_index": 0, "exc_type": exc.exc_type or "",
+                "exc_message": str(exc), "user_traceback": ""})
+            raise
 
     # ------------------------------------------------------------------ running
     def run_with_restarts(self) -> None:
