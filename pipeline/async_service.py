@@ -107,7 +107,9 @@ class AsyncServiceP(Processor):
 
     def _start(self, service: Any, items: list) -> Any:
         plain = [item.item if self.events else item for item in items]
-        if self.batch_size is not None:
+        if self.batch_size is not None and self.key_fn is not None:
+            future = self.fn(service, [self.key_fn(item) for item in plain], plain)
+        elif self.batch_size is not None:
             future = self.fn(service, plain)
         elif self.key_fn is not None:
             future = self.fn(service, self.key_fn(plain[0]), plain[0])

@@ -312,6 +312,18 @@ class MoreKeyedOps:
         return MoreStageOps._async(self, "map-using-service-async", service_factory, fn, None,  # type: ignore[arg-type]
                                    max_concurrent_ops, timeout_s, self.key_fn)
 
+    def map_using_service_async_batched(self, service_factory: Any, max_batch_size: int,
+                                        fn: Callable[[Any, list, list], Any], *, max_concurrent_ops: int = 4,
+                                        timeout_s: float = DEFAULT_ASYNC_TIMEOUT_S) -> Any:
+        """``fn(service, keys, items)`` (at most ``max_batch_size`` items and their keys, in order) returns a
+        future of a list with one result per item; items routed by key (Jet 4's keyed form).
+
+        >>> stage.grouping_key(user).map_using_service_async_batched(  # doctest: +SKIP
+        ...     pool, 16, lambda ex, users, items: ex.submit(lookup_all, users, items))
+        """
+        return MoreStageOps._async(self, "map-using-service-async-batched", service_factory, fn,  # type: ignore[arg-type]
+                                   max_batch_size, max_concurrent_ops, timeout_s, self.key_fn)
+
 
 class _IgnoreKey:
     """``fn(state, item)`` called as ``fn(state, key, item)``."""

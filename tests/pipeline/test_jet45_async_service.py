@@ -87,9 +87,15 @@ def test_async_batched_and_keyed_when_run_then_results(engine) -> None:
         .write_to(Sinks.list(out))
     src.grouping_key(lambda x: x % 5).map_using_service_async(
         _slow_service(), lambda s, key, x: _done(("k", key, x))).write_to(Sinks.list(out))
+    src.grouping_key(lambda x: x % 5).map_using_service_async_batched(
+        _slow_service(), 4, lambda s, keys, xs: _done([("b", k, x) for k, x in zip(keys, xs)])) \
+        .write_to(Sinks.list(out))
     result = _run(engine, p, out)
     assert sorted(r for r in result if isinstance(r, int)) == list(range(1, 51))
-    assert sorted(r for r in result if isinstance(r, tuple)) == sorted(("k", x % 5, x) for x in range(50))
+    assert sorted(r for r in result if isinstance(r, tuple) and r[0] == "k") == sorted(("k", x % 5, x)
+                                                                                      for x in range(50))
+    assert sorted(r for r in result if isinstance(r, tuple) and r[0] == "b") == sorted(("b", x % 5, x)
+                                                                                      for x in range(50))
 
 
 def _failing(service, x) -> Future:
