@@ -44,7 +44,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from connectors.cdc_records import ChangeRecord, Operation, RecordPart
-from connectors.db import close_quietly, failure
+from connectors.db import close_quietly, connect
 from dag.errors import DagValidationError
 from processors.suppliers import ProcessorMetaSupplier, ProcessorSupplier
 
@@ -90,6 +90,7 @@ class PostgresCdcConfig(BaseModel):
         return functools.partial(_psycopg_connect, **self.connect_kwargs(**extra))
 
     def server(self) -> str:
+        """``host:port/database`` for messages (never the user or the password)."""
         return f"{self.host}:{self.port}/{self.database or ''}"
 
     def matches(self, schema: str, table: str) -> bool:
@@ -226,12 +227,8 @@ class _CdcMeta(ProcessorMetaSupplier):
 
 def check_wal_level(config: PostgresCdcConfig, vertex: str) -> None:
     """Refuse a server whose ``wal_level`` is not ``logical``, naming the setting."""
-    connect = config.connection_fn(autocommit=True)
     what = f"postgres CDC source (vertex '{vertex}')"
-    try:
-        conn = connect()
-    except Exception as exc:  # noqa: BLE001
-        raise failure(f"{what}: connecting", connect, exc) from None
+    conn = connect(config.connection_fn(autocommit=True), what)
     try:
         level = conn.execute("show wal_level").fetchone()[0]
     finally:

@@ -19,7 +19,7 @@ from typing import Any
 
 from connectors.cdc import PostgresCdcConfig
 from connectors.cdc_records import ChangeRecord, Operation
-from connectors.db import RECONNECT_TIMEOUT_S, close_quietly, failure, is_connection_lost
+from connectors.db import RECONNECT_TIMEOUT_S, close_quietly, connect, failure, is_connection_lost
 from connectors.pg_replication import ReplicationStream, format_lsn, parse_lsn, quote_ident
 from connectors.pgoutput import Decoder
 from dag.errors import DagValidationError
@@ -148,7 +148,7 @@ class StreamPostgresCdcP(Processor):
         from psycopg.adapt import Transformer
         from psycopg.pq import Format
 
-        self._conn = self._connect_first()
+        self._conn = connect(self._config.connection_fn(autocommit=True), self._what)
         transformer = Transformer(self._conn)
         self._loader = lambda oid, data: transformer.get_loader(oid, Format.TEXT).load(data)
         self._decoder = Decoder(self._loader)
@@ -171,13 +171,6 @@ class StreamPostgresCdcP(Processor):
                 raise
             raise failure(f"{self._what}: starting the snapshot", self._config.connection_fn(), exc,
                           self._conn) from None
-
-    def _connect_first(self) -> Any:
-        connect = self._config.connection_fn(autocommit=True)
-        try:
-            return connect()
-        except Exception as exc:  # noqa: BLE001
-            raise failure(f"{self._what}: connecting", connect, exc) from None
 
     def _slot_exists(self) -> bool:
         return self._conn.execute("select 1 from pg_replication_slots where slot_name = %s",

@@ -1,5 +1,6 @@
 """What the database connectors share: naming the server in messages without its password, telling a lost
-connection from a bad statement, and reconnecting with a bounded, logged retry.
+connection from a bad statement, the first connection of a processor (a failure is a configuration error),
+reconnecting with a bounded, logged retry, and closing what may already be broken.
 
 DB-API 2.0 gives every driver the same exception names (``OperationalError``, ``InterfaceError``,
 ``ProgrammingError``, ...) but in its own module, so a failure is classified by the names in its class
@@ -8,14 +9,18 @@ a new connection may succeed; anything else (a missing table, broken SQL, a cons
 fault and fails at once.
 
 A server is described from what is known: the connection's ``info`` (psycopg: host, port, database) or else
-the keywords of a ``functools.partial`` connection function; a ``password`` found there is masked in every
-message (:func:`scrub`).
+the keywords of a ``functools.partial`` connection function, or its conninfo string (``"host=db ..."`` or a
+``postgresql://user:password@host:port/db`` URL); a ``password`` found there is masked in every message
+(:func:`scrub`).
 
 >>> import functools
 >>> describe_server(functools.partial(dict, host="db", port=5432, dbname="shop", password="pw"))
 'db:5432/shop'
 >>> scrub("password=pw failed", functools.partial(dict, password="pw"))
 'password=*** failed'
+>>> url = functools.partial(str, "postgresql://jet:pw@db:5433/shop")
+>>> describe_server(url), scrub("postgresql://jet:pw@db:5433/shop refused", url)
+('db:5433/shop', 'postgresql://jet:***@db:5433/shop refused')
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from typing import Any
 from dag.errors import DagError
 
 __all__ = ["DatabaseError", "RECONNECT_TIMEOUT_S", "describe_server", "scrub", "is_connection_lost", "failure",
-           "connect_with_retry", "close_quietly"]
+           "connect", "connect_with_retry", "close_quietly", "rollback_quietly"]
 
 RECONNECT_TIMEOUT_S = 30.0
 """How long a connector keeps reconnecting (with a growing pause) before it fails the job."""
@@ -40,13 +45,25 @@ class DatabaseError(DagError, RuntimeError):
     """A database connector failed: the message names the vertex, the server and the database's own message."""
 
 
+_URL = re.compile(r"^postgres(?:ql)?://(?:(?P<user>[^:@/]*)(?::(?P<password>[^@/]*))?@)?(?P<host>[^:/?]*)"
+                  r"(?::(?P<port>\d+))?(?:/(?P<dbname>[^?]*))?")
+
+
+def _conninfo_keywords(conninfo: str) -> dict:
+    """The keywords of a libpq conninfo string: ``"host=db port=5432 ..."`` or a ``postgresql://`` URL."""
+    url = _URL.match(conninfo)
+    if url:
+        return {k: v for k, v in url.groupdict().items() if v}
+    return dict(re.findall(r"(\w+)\s*=\s*'?([^\s']*)'?", conninfo))
+
+
 def _partial_keywords(new_connection_fn: Any) -> dict:
     keywords: dict = {}
     fn = new_connection_fn
     while isinstance(fn, functools.partial):
         keywords = {**fn.keywords, **keywords}
-        if fn.args and isinstance(fn.args[0], str):  # a conninfo string: "host=... port=..."
-            keywords.update(dict(re.findall(r"(\w+)\s*=\s*'?([^\s']*)'?", fn.args[0])))
+        if fn.args and isinstance(fn.args[0], str):
+            keywords = {**_conninfo_keywords(fn.args[0]), **keywords}
         fn = fn.func
     return keywords
 
@@ -81,6 +98,16 @@ def failure(what: str, new_connection_fn: Any, exc: BaseException, connection: A
     return DatabaseError(scrub(f"{what} on {server} failed: {type(exc).__name__}: {text}", new_connection_fn))
 
 
+def connect(new_connection_fn: Callable[[], Any], what: str) -> Any:
+    """A processor's first connection; a failure (wrong password, no server) fails at once with a
+    :class:`DatabaseError` saying ``what`` was connecting to which server: it is a configuration error, not
+    worth retrying."""
+    try:
+        return new_connection_fn()
+    except Exception as exc:  # noqa: BLE001 - reported with the server's message
+        raise failure(f"{what}: connecting", new_connection_fn, exc) from None
+
+
 def connect_with_retry(new_connection_fn: Callable[[], Any], what: str, log: logging.Logger,
                        timeout: float = RECONNECT_TIMEOUT_S) -> Any:
     """A new connection, retried (each retry logged at WARNING) while the server is unreachable, for at most
@@ -107,4 +134,15 @@ def close_quietly(connection: Any) -> None:
     try:
         connection.close()
     except Exception:  # noqa: BLE001 - it is being thrown away
+        pass
+
+
+def rollback_quietly(connection: Any) -> None:
+    """Roll back the open transaction of a connection that may already be broken (it is closed next); never
+    raises."""
+    if connection is None:
+        return
+    try:
+        connection.rollback()
+    except Exception:  # noqa: BLE001 - the server rolls back when the connection closes anyway
         pass

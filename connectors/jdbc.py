@@ -34,8 +34,8 @@ import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from connectors.db import (DatabaseError, close_quietly, connect_with_retry, describe_server, failure,
-                           is_connection_lost)
+from connectors.db import (DatabaseError, close_quietly, connect, connect_with_retry, describe_server, failure,
+                           is_connection_lost, rollback_quietly)
 from dag.errors import DagValidationError
 from processors.processor import Processor
 from processors.suppliers import ProcessorMetaSupplier, ProcessorSupplier
@@ -120,10 +120,7 @@ class ReadJdbcP(Processor):
         self._total, self._index = context.total_parallelism, context.global_processor_index
 
     def _open(self) -> None:
-        try:
-            self._conn = self._connect()
-        except Exception as exc:  # noqa: BLE001 - reported with the server's message
-            raise failure(f"{self._what}: connecting", self._connect, exc) from None
+        self._conn = connect(self._connect, self._what)
         try:
             if self._query is not None:
                 self._cursor = _server_side_cursor(self._conn, f"jetspark_read_{next(_cursor_ids)}")
@@ -161,11 +158,7 @@ class ReadJdbcP(Processor):
 
     def _finish(self) -> None:
         close_quietly(self._cursor)
-        if self._conn is not None:
-            try:
-                self._conn.rollback()  # a read-only transaction: nothing to keep
-            except Exception:  # noqa: BLE001 - closing anyway
-                pass
+        rollback_quietly(self._conn)  # a read-only transaction: nothing to keep
         close_quietly(self._conn)
         self._cursor = self._conn = None
 
@@ -249,10 +242,7 @@ class WriteJdbcP(Processor):
     def init(self, outbox, context) -> None:
         self._what = f"write_jdbc_p (vertex '{context.vertex_name}')"
         self._log = context.logger  # forwarded to the driver's logging while the job runs
-        try:
-            self._conn = self._connect()
-        except Exception as exc:  # noqa: BLE001 - a first connection that fails is a configuration error
-            raise failure(f"{self._what}: connecting", self._connect, exc) from None
+        self._conn = connect(self._connect, self._what)
 
     def _batches(self, inbox) -> Iterable[list]:
         bind, limit = self._bind_fn, self._batch_limit
@@ -274,7 +264,7 @@ class WriteJdbcP(Processor):
                 return
             except Exception as exc:  # noqa: BLE001 - classified
                 if not is_connection_lost(exc):
-                    _rollback_quietly(self._conn)
+                    rollback_quietly(self._conn)
                     raise failure(f"{self._what}: writing a batch of {len(batch)}", self._connect, exc,
                                   self._conn) from None
                 self._log.warning("%s: connection to %s lost while writing a batch of %d (%s); reconnecting and "
@@ -285,7 +275,7 @@ class WriteJdbcP(Processor):
                 self._conn = connect_with_retry(self._connect, self._what, self._log)
 
     def close(self) -> None:
-        _rollback_quietly(self._conn)
+        rollback_quietly(self._conn)
         close_quietly(self._conn)
         self._conn = None
 
@@ -297,12 +287,3 @@ def with_cursor(connection: Any, action: Callable[[Any], Any]) -> Any:
         return action(cursor)
     finally:
         close_quietly(cursor)
-
-
-def _rollback_quietly(connection: Any) -> None:
-    if connection is None:
-        return
-    try:
-        connection.rollback()
-    except Exception:  # noqa: BLE001 - the connection may be broken; it is closed next
-        pass
