@@ -32,11 +32,22 @@ def confluent() -> Any:
 
 
 def check_properties(owner: str, properties: Any) -> dict[str, Any]:
-    """A copy of ``properties`` (librdkafka settings), or a ``DagValidationError`` naming ``owner``."""
-    if not isinstance(properties, dict) or not all(isinstance(k, str) for k in properties):
+    """A copy of ``properties`` (librdkafka settings), or a ``DagValidationError`` naming ``owner``; the message
+    shows the type and the keys it found, never a value (``sasl.password`` and the like).
+
+    >>> check_properties("write_kafka_p", [("sasl.password", "pw")])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    dag.errors.DagValidationError: write_kafka_p: properties must be a dict of librdkafka settings ..., got a list
+    """
+    if not isinstance(properties, dict):
         raise DagValidationError(
             f"{owner}: properties must be a dict of librdkafka settings such as "
-            f"{{'bootstrap.servers': 'host:9092'}}, got {properties!r}")
+            f"{{'bootstrap.servers': 'host:9092'}}, got a {type(properties).__name__}")
+    odd = [k for k in properties if not isinstance(k, str)]
+    if odd:
+        raise DagValidationError(
+            f"{owner}: properties must have str keys (librdkafka setting names such as 'bootstrap.servers'), got "
+            f"the key(s) {', '.join(f'{type(k).__name__} {k!r:.40}' for k in odd)}")
     if "bootstrap.servers" not in properties and "test.mock.num.brokers" not in properties:
         raise DagValidationError(f"{owner}: properties have no 'bootstrap.servers'; add e.g. "
                                  "{'bootstrap.servers': 'host:9092'}")
