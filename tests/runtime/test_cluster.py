@@ -199,3 +199,12 @@ def test_detect_members_when_standalone_master_gives_no_executor_then_error_name
                                        r".*spark\.authenticate\.secret.*10\.0\.0\.5"):
         detect_members(_NoExecutors(), STANDALONE, wait_s=0.3)
     assert time.monotonic() - started < 5
+
+
+def test_cluster_module_docstring_examples_hold():
+    import doctest
+
+    import dag.runtime.cluster
+
+    result = doctest.testmod(dag.runtime.cluster)
+    assert result.failed == 0 and result.attempted > 0
