@@ -179,6 +179,6 @@ def test_bootstrap_servers_when_they_never_answer_then_error_names_them_within_b
     finally:
         _close(procs)
         silent.close()
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 30  # the 2 s bound, not librdkafka's endless retrying
     message = str(raised.value)
     assert servers in message and "kafkaSource(lines)" in message and "'lines'" in message and "2 s" in message
