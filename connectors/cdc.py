@@ -44,7 +44,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from connectors.cdc_records import ChangeRecord, Operation, RecordPart
-from connectors.db import close_quietly, connect
+from connectors.db import close_quietly, connect, masked
 from dag.errors import DagValidationError
 from processors.suppliers import ProcessorMetaSupplier, ProcessorSupplier
 
@@ -87,7 +87,7 @@ class PostgresCdcConfig(BaseModel):
 
     def connection_fn(self, **extra: Any) -> Callable[[], Any]:
         """A new psycopg connection to the server (``extra``: e.g. ``autocommit=True``, ``replication=...``)."""
-        return functools.partial(_psycopg_connect, **self.connect_kwargs(**extra))
+        return masked(functools.partial(_psycopg_connect, **self.connect_kwargs(**extra)))
 
     def server(self) -> str:
         """``host:port/database`` for messages (never the user or the password)."""

@@ -11,7 +11,9 @@ fault and fails at once.
 A server is described from what is known: the connection's ``info`` (psycopg: host, port, database) or else
 the keywords of a ``functools.partial`` connection function, or its conninfo string (``"host=db ..."`` or a
 ``postgresql://user:password@host:port/db`` URL); a ``password`` found there is masked in every message
-(:func:`scrub`).
+(:func:`scrub`). The connectors keep the user's connection function wrapped by :func:`masked`, so that a
+supplier or processor printed (a log line, a debugger, an error about the DAG) shows the server, not the
+password its ``repr`` would.
 
 >>> import functools
 >>> describe_server(functools.partial(dict, host="db", port=5432, dbname="shop", password="pw"))
@@ -21,6 +23,8 @@ the keywords of a ``functools.partial`` connection function, or its conninfo str
 >>> url = functools.partial(str, "postgresql://jet:pw@db:5433/shop")
 >>> describe_server(url), scrub("postgresql://jet:pw@db:5433/shop refused", url)
 ('db:5433/shop', 'postgresql://jet:***@db:5433/shop refused')
+>>> masked(functools.partial(dict, host="db", password="pw"))
+<connection function to db:5432>
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from typing import Any
 from dag.errors import DagError
 
 __all__ = ["DatabaseError", "RECONNECT_TIMEOUT_S", "describe_server", "scrub", "is_connection_lost", "failure",
-           "connect", "connect_with_retry", "close_quietly", "rollback_quietly"]
+           "connect", "connect_with_retry", "close_quietly", "rollback_quietly", "masked"]
 
 RECONNECT_TIMEOUT_S = 30.0
 """How long a connector keeps reconnecting (with a growing pause) before it fails the job."""
@@ -84,6 +88,19 @@ def scrub(message: str, new_connection_fn: Any) -> str:
     """``message`` with the connection function's password (if it has one in sight) replaced by ``***``."""
     password = _partial_keywords(new_connection_fn).get("password")
     return message.replace(str(password), "***") if password else message
+
+
+class _Masked(functools.partial):
+    """A connection function as it was, printed as the server it connects to (see :func:`masked`)."""
+
+    def __repr__(self) -> str:
+        return f"<connection function to {describe_server(self)}>"
+
+
+def masked(new_connection_fn: Callable[[], Any]) -> Callable[[], Any]:
+    """``new_connection_fn`` unchanged in what it does (and picklable as it was), but its ``repr`` names only
+    the server: ``functools.partial(psycopg.connect, password=...)`` would print the password."""
+    return new_connection_fn if isinstance(new_connection_fn, _Masked) else _Masked(new_connection_fn)
 
 
 def is_connection_lost(exc: BaseException) -> bool:

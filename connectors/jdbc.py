@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from connectors.db import (DatabaseError, close_quietly, connect, connect_with_retry, describe_server, failure,
-                           is_connection_lost, rollback_quietly)
+                           is_connection_lost, masked, rollback_quietly)
 from dag.errors import DagValidationError
 from processors.processor import Processor
 from processors.suppliers import ProcessorMetaSupplier, ProcessorSupplier
@@ -78,6 +78,7 @@ def read_jdbc_p(
     _require_callable("read_jdbc_p", "new_connection_fn", new_connection_fn)
     _require_callable("read_jdbc_p", "create_output_fn", create_output_fn, optional=True)
     _require_positive("read_jdbc_p", "fetch_size", fetch_size)
+    new_connection_fn = masked(new_connection_fn)
     if isinstance(result_set_fn, str):
         factory = functools.partial(ReadJdbcP, new_connection_fn, None, result_set_fn, create_output_fn, fetch_size)
         return ProcessorMetaSupplier.force_total_parallelism_one(ProcessorSupplier.of(factory))
@@ -186,7 +187,7 @@ def write_jdbc_p(
     if not isinstance(exactly_once, bool):
         raise DagValidationError(f"write_jdbc_p: exactly_once must be True or False, got {exactly_once!r}")
     _require_positive("write_jdbc_p", "batch_limit", batch_limit)
-    return _WriteJdbcMeta(update_query, new_connection_fn, bind_fn, exactly_once, batch_limit)
+    return _WriteJdbcMeta(update_query, masked(new_connection_fn), bind_fn, exactly_once, batch_limit)
 
 
 class _WriteJdbcMeta(ProcessorMetaSupplier):
