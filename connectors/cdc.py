@@ -44,7 +44,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from connectors.cdc_records import ChangeRecord, Operation, RecordPart
-from connectors.db import close_quietly, connect, masked
+from connectors.db import close_quietly, connect, error_text, masked
 from dag.errors import DagValidationError
 from processors.suppliers import ProcessorMetaSupplier, ProcessorSupplier
 
@@ -263,7 +263,7 @@ def drop_slot(config: PostgresCdcConfig, timeout: float = 15.0) -> None:
             time.sleep(0.05)
     except Exception as exc:  # noqa: BLE001
         _log.warning("postgres CDC: dropping slot %s on %s failed: %s", slot, config.server(),
-                     " ".join(str(exc).split()))
+                     error_text(exc, config.connection_fn()))
     finally:
         close_quietly(conn)
 

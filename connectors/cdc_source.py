@@ -19,7 +19,7 @@ from typing import Any
 
 from connectors.cdc import PostgresCdcConfig
 from connectors.cdc_records import ChangeRecord, Operation
-from connectors.db import RECONNECT_TIMEOUT_S, close_quietly, connect, failure, is_connection_lost
+from connectors.db import RECONNECT_TIMEOUT_S, close_quietly, connect, error_text, failure, is_connection_lost
 from connectors.pg_replication import ReplicationStream, format_lsn, parse_lsn, quote_ident
 from connectors.pgoutput import Decoder
 from dag.errors import DagValidationError
@@ -301,7 +301,7 @@ class StreamPostgresCdcP(Processor):
                 raise failure(f"{self._what}: reading slot {self._slot} (for {RECONNECT_TIMEOUT_S:.0f} s)",
                               self._config.connection_fn(), exc) from None
             self._log.warning("%s: replication stream of slot %s on %s broke (%s); reopening", self._what,
-                              self._slot, self._config.server(), " ".join(str(exc).split()))
+                              self._slot, self._config.server(), error_text(exc, self._config.connection_fn()))
             time.sleep(min(0.5, 0.05 + (now - self._lost_since) / 10))
             return
         raise failure(f"{self._what}: reading slot {self._slot}", self._config.connection_fn(), exc) from None

@@ -39,7 +39,7 @@ from typing import Any
 from dag.errors import DagError
 
 __all__ = ["DatabaseError", "RECONNECT_TIMEOUT_S", "describe_server", "scrub", "is_connection_lost", "failure",
-           "connect", "connect_with_retry", "close_quietly", "rollback_quietly", "masked"]
+           "error_text", "connect", "connect_with_retry", "close_quietly", "rollback_quietly", "masked"]
 
 RECONNECT_TIMEOUT_S = 30.0
 """How long a connector keeps reconnecting (with a growing pause) before it fails the job."""
@@ -108,10 +108,14 @@ def is_connection_lost(exc: BaseException) -> bool:
     return any(cls.__name__ in ("OperationalError", "InterfaceError") for cls in type(exc).__mro__)
 
 
+def error_text(exc: BaseException, new_connection_fn: Any) -> str:
+    """The database's message of ``exc`` on one line (its type if it has none), the password scrubbed."""
+    return scrub(" ".join(str(exc).split()) or type(exc).__name__, new_connection_fn)
+
+
 def failure(what: str, new_connection_fn: Any, exc: BaseException, connection: Any = None) -> DatabaseError:
     """A :class:`DatabaseError` saying ``what`` failed on which server and the database's message."""
-    server = describe_server(new_connection_fn, connection)
-    text = " ".join(str(exc).split()) or type(exc).__name__
+    server, text = describe_server(new_connection_fn, connection), error_text(exc, new_connection_fn)
     return DatabaseError(scrub(f"{what} on {server} failed: {type(exc).__name__}: {text}", new_connection_fn))
 
 
@@ -138,7 +142,7 @@ def connect_with_retry(new_connection_fn: Callable[[], Any], what: str, log: log
             if not is_connection_lost(exc) or time.monotonic() + pause > deadline:
                 raise failure(f"{what}: reconnecting (attempt {attempt})", new_connection_fn, exc) from None
             log.warning("%s: reconnect attempt %d to %s failed (%s); retrying in %.1f s", what, attempt,
-                        describe_server(new_connection_fn), scrub(" ".join(str(exc).split()), new_connection_fn),
+                        describe_server(new_connection_fn), error_text(exc, new_connection_fn),
                         pause)
         time.sleep(pause)
         pause, attempt = min(pause * 2, 2.0), attempt + 1
