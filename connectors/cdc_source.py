@@ -157,7 +157,8 @@ class StreamPostgresCdcP(Processor):
             if not self._slot_exists():
                 raise DagValidationError(
                     f"{self._what}: replication slot {self._slot} on {self._config.server()} is gone, so the job "
-                    "cannot resume from its snapshot; something dropped it")
+                    "cannot resume from its snapshot (something dropped it); submit the job anew: a new job "
+                    "creates the slot again and starts with a SYNC of the tables")
             self._phase, self._position = "stream", restored["position"]
             self._queued = self._confirmed = self._position
             return
