@@ -44,7 +44,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from connectors.cdc_records import ChangeRecord, Operation, RecordPart
-from connectors.db import close_quietly, failure
+from connectors.db import close_quietly, connect, error_text, masked
 from dag.errors import DagValidationError
 from processors.suppliers import ProcessorMetaSupplier, ProcessorSupplier
 
@@ -87,9 +87,10 @@ class PostgresCdcConfig(BaseModel):
 
     def connection_fn(self, **extra: Any) -> Callable[[], Any]:
         """A new psycopg connection to the server (``extra``: e.g. ``autocommit=True``, ``replication=...``)."""
-        return functools.partial(_psycopg_connect, **self.connect_kwargs(**extra))
+        return masked(functools.partial(_psycopg_connect, **self.connect_kwargs(**extra)))
 
     def server(self) -> str:
+        """``host:port/database`` for messages (never the user or the password)."""
         return f"{self.host}:{self.port}/{self.database or ''}"
 
     def matches(self, schema: str, table: str) -> bool:
@@ -226,12 +227,8 @@ class _CdcMeta(ProcessorMetaSupplier):
 
 def check_wal_level(config: PostgresCdcConfig, vertex: str) -> None:
     """Refuse a server whose ``wal_level`` is not ``logical``, naming the setting."""
-    connect = config.connection_fn(autocommit=True)
     what = f"postgres CDC source (vertex '{vertex}')"
-    try:
-        conn = connect()
-    except Exception as exc:  # noqa: BLE001
-        raise failure(f"{what}: connecting", connect, exc) from None
+    conn = connect(config.connection_fn(autocommit=True), what)
     try:
         level = conn.execute("show wal_level").fetchone()[0]
     finally:
@@ -266,7 +263,7 @@ def drop_slot(config: PostgresCdcConfig, timeout: float = 15.0) -> None:
             time.sleep(0.05)
     except Exception as exc:  # noqa: BLE001
         _log.warning("postgres CDC: dropping slot %s on %s failed: %s", slot, config.server(),
-                     " ".join(str(exc).split()))
+                     error_text(exc, config.connection_fn()))
     finally:
         close_quietly(conn)
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from connectors.cdc import PostgresCdcConfig
 from connectors.cdc_records import ChangeRecord, Operation
-from connectors.db import RECONNECT_TIMEOUT_S, close_quietly, failure, is_connection_lost
+from connectors.db import RECONNECT_TIMEOUT_S, close_quietly, connect, error_text, failure, is_connection_lost
 from connectors.pg_replication import ReplicationStream, format_lsn, parse_lsn, quote_ident
 from connectors.pgoutput import Decoder
 from dag.errors import DagValidationError
@@ -148,7 +148,7 @@ class StreamPostgresCdcP(Processor):
         from psycopg.adapt import Transformer
         from psycopg.pq import Format
 
-        self._conn = self._connect_first()
+        self._conn = connect(self._config.connection_fn(autocommit=True), self._what)
         transformer = Transformer(self._conn)
         self._loader = lambda oid, data: transformer.get_loader(oid, Format.TEXT).load(data)
         self._decoder = Decoder(self._loader)
@@ -157,7 +157,8 @@ class StreamPostgresCdcP(Processor):
             if not self._slot_exists():
                 raise DagValidationError(
                     f"{self._what}: replication slot {self._slot} on {self._config.server()} is gone, so the job "
-                    "cannot resume from its snapshot; something dropped it")
+                    "cannot resume from its snapshot (something dropped it); submit the job anew: a new job "
+                    "creates the slot again and starts with a SYNC of the tables")
             self._phase, self._position = "stream", restored["position"]
             self._queued = self._confirmed = self._position
             return
@@ -171,13 +172,6 @@ class StreamPostgresCdcP(Processor):
                 raise
             raise failure(f"{self._what}: starting the snapshot", self._config.connection_fn(), exc,
                           self._conn) from None
-
-    def _connect_first(self) -> Any:
-        connect = self._config.connection_fn(autocommit=True)
-        try:
-            return connect()
-        except Exception as exc:  # noqa: BLE001
-            raise failure(f"{self._what}: connecting", connect, exc) from None
 
     def _slot_exists(self) -> bool:
         return self._conn.execute("select 1 from pg_replication_slots where slot_name = %s",
@@ -308,7 +302,7 @@ class StreamPostgresCdcP(Processor):
                 raise failure(f"{self._what}: reading slot {self._slot} (for {RECONNECT_TIMEOUT_S:.0f} s)",
                               self._config.connection_fn(), exc) from None
             self._log.warning("%s: replication stream of slot %s on %s broke (%s); reopening", self._what,
-                              self._slot, self._config.server(), " ".join(str(exc).split()))
+                              self._slot, self._config.server(), error_text(exc, self._config.connection_fn()))
             time.sleep(min(0.5, 0.05 + (now - self._lost_since) / 10))
             return
         raise failure(f"{self._what}: reading slot {self._slot}", self._config.connection_fn(), exc) from None

@@ -34,8 +34,8 @@ import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from connectors.db import (DatabaseError, close_quietly, connect_with_retry, describe_server, failure,
-                           is_connection_lost)
+from connectors.db import (DatabaseError, close_quietly, connect, connect_with_retry, describe_server, failure,
+                           is_connection_lost, masked, rollback_quietly)
 from dag.errors import DagValidationError
 from processors.processor import Processor
 from processors.suppliers import ProcessorMetaSupplier, ProcessorSupplier
@@ -78,6 +78,7 @@ def read_jdbc_p(
     _require_callable("read_jdbc_p", "new_connection_fn", new_connection_fn)
     _require_callable("read_jdbc_p", "create_output_fn", create_output_fn, optional=True)
     _require_positive("read_jdbc_p", "fetch_size", fetch_size)
+    new_connection_fn = masked(new_connection_fn)
     if isinstance(result_set_fn, str):
         factory = functools.partial(ReadJdbcP, new_connection_fn, None, result_set_fn, create_output_fn, fetch_size)
         return ProcessorMetaSupplier.force_total_parallelism_one(ProcessorSupplier.of(factory))
@@ -120,10 +121,7 @@ class ReadJdbcP(Processor):
         self._total, self._index = context.total_parallelism, context.global_processor_index
 
     def _open(self) -> None:
-        try:
-            self._conn = self._connect()
-        except Exception as exc:  # noqa: BLE001 - reported with the server's message
-            raise failure(f"{self._what}: connecting", self._connect, exc) from None
+        self._conn = connect(self._connect, self._what)
         try:
             if self._query is not None:
                 self._cursor = _server_side_cursor(self._conn, f"jetspark_read_{next(_cursor_ids)}")
@@ -161,11 +159,7 @@ class ReadJdbcP(Processor):
 
     def _finish(self) -> None:
         close_quietly(self._cursor)
-        if self._conn is not None:
-            try:
-                self._conn.rollback()  # a read-only transaction: nothing to keep
-            except Exception:  # noqa: BLE001 - closing anyway
-                pass
+        rollback_quietly(self._conn)  # a read-only transaction: nothing to keep
         close_quietly(self._conn)
         self._cursor = self._conn = None
 
@@ -193,7 +187,7 @@ def write_jdbc_p(
     if not isinstance(exactly_once, bool):
         raise DagValidationError(f"write_jdbc_p: exactly_once must be True or False, got {exactly_once!r}")
     _require_positive("write_jdbc_p", "batch_limit", batch_limit)
-    return _WriteJdbcMeta(update_query, new_connection_fn, bind_fn, exactly_once, batch_limit)
+    return _WriteJdbcMeta(update_query, masked(new_connection_fn), bind_fn, exactly_once, batch_limit)
 
 
 class _WriteJdbcMeta(ProcessorMetaSupplier):
@@ -249,10 +243,7 @@ class WriteJdbcP(Processor):
     def init(self, outbox, context) -> None:
         self._what = f"write_jdbc_p (vertex '{context.vertex_name}')"
         self._log = context.logger  # forwarded to the driver's logging while the job runs
-        try:
-            self._conn = self._connect()
-        except Exception as exc:  # noqa: BLE001 - a first connection that fails is a configuration error
-            raise failure(f"{self._what}: connecting", self._connect, exc) from None
+        self._conn = connect(self._connect, self._what)
 
     def _batches(self, inbox) -> Iterable[list]:
         bind, limit = self._bind_fn, self._batch_limit
@@ -274,7 +265,7 @@ class WriteJdbcP(Processor):
                 return
             except Exception as exc:  # noqa: BLE001 - classified
                 if not is_connection_lost(exc):
-                    _rollback_quietly(self._conn)
+                    rollback_quietly(self._conn)
                     raise failure(f"{self._what}: writing a batch of {len(batch)}", self._connect, exc,
                                   self._conn) from None
                 self._log.warning("%s: connection to %s lost while writing a batch of %d (%s); reconnecting and "
@@ -285,7 +276,7 @@ class WriteJdbcP(Processor):
                 self._conn = connect_with_retry(self._connect, self._what, self._log)
 
     def close(self) -> None:
-        _rollback_quietly(self._conn)
+        rollback_quietly(self._conn)
         close_quietly(self._conn)
         self._conn = None
 
@@ -297,12 +288,3 @@ def with_cursor(connection: Any, action: Callable[[Any], Any]) -> Any:
         return action(cursor)
     finally:
         close_quietly(cursor)
-
-
-def _rollback_quietly(connection: Any) -> None:
-    if connection is None:
-        return
-    try:
-        connection.rollback()
-    except Exception:  # noqa: BLE001 - the connection may be broken; it is closed next
-        pass

@@ -38,7 +38,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from connectors.db import close_quietly, connect_with_retry, describe_server, failure, is_connection_lost
+from connectors.db import close_quietly, connect, connect_with_retry, describe_server, failure, is_connection_lost
 from connectors.jdbc import WriteJdbcP, with_cursor
 from dag.errors import DagValidationError, RestartableError
 from processors.snapshot_keys import BroadcastKey, broadcast_key
@@ -59,10 +59,7 @@ def xid_prefix(token: str, job_id: int) -> str:
 def check_two_phase_support(new_connection_fn: Callable[[], Any], vertex: str) -> None:
     """Refuse (at job start, on the driver) a connection without DB-API's two-phase methods."""
     what = f"write_jdbc_p (vertex '{vertex}') with exactly_once=True"
-    try:
-        conn = new_connection_fn()
-    except Exception as exc:  # noqa: BLE001
-        raise failure(f"{what}: connecting", new_connection_fn, exc) from None
+    conn = connect(new_connection_fn, what)
     try:
         missing = [m for m in _TPC_METHODS if not callable(getattr(conn, m, None))]
     finally:

@@ -107,6 +107,7 @@ class ReplicationStream:
         self._next_status = time.monotonic() + STATUS_INTERVAL_S
 
     def close(self) -> None:
+        """Close the replication connection (the server ends the stream); never raises."""
         try:
             self.conn.close()
         except Exception:  # noqa: BLE001 - it is being thrown away

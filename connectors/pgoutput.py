@@ -5,7 +5,7 @@ Only what change data capture needs is decoded: ``B`` (begin: commit time), ``R`
 columns with their type oids and which form the key), ``I``/``U``/``D`` (a row's new and old tuples, columns in
 text form) and ``C`` (commit: the transaction's end LSN). Truncate, type and origin messages are skipped.
 Column text is turned into Python values by ``load(type_oid, text)`` (psycopg's text loaders in
-:mod:`connectors.cdc`); an unchanged TOASTed value (``u``) is left out of the row.
+:mod:`connectors.cdc_source`); an unchanged TOASTed value (``u``) is left out of the row.
 
 >>> d = Decoder(lambda oid, b: b.decode())
 >>> d.feed(b"B" + (1).to_bytes(8, "big") + (0).to_bytes(8, "big") + (5).to_bytes(4, "big"))

@@ -37,9 +37,8 @@ def _current_venv() -> str:
 
 def pack_env(output: str, venv: str | None = None, force: bool = False) -> str:
     """Pack the virtual environment ``venv`` (default: the current one) into ``output`` with venv-pack; returns
-    the archive's path.
-
-    >>> # pack_env("out/env.tar.gz")  # then EngineConfig(python_env_archive="out/env.tar.gz")
+    the archive's path. ``force`` overwrites an existing ``output``. For example ``pack_env("out/env.tar.gz")``,
+    then ``EngineConfig(master=..., python_env_archive="out/env.tar.gz")``.
     """
     try:
         import venv_pack

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A Spark standalone cluster on this machine, on loopback: one master and N workers (1 core each), started
-# from the pyspark installed in .venv. For trying jetspark on a real cluster manager and for the tests in
-# tests/cluster/. It stops exactly the processes it started (their pids are in the state directory).
+# from the pyspark installed in .venv. For trying jetspark on a real cluster manager and for
+# tests/runtime/test_standalone_cluster.py. It stops exactly the processes it started (their pids are in the
+# state directory).
 #
 #   scripts/cluster.sh start [--workers N] [--port P] [--memory 2g] [--state-dir DIR] [--secret-file FILE]
 #   scripts/cluster.sh status [--state-dir DIR]
@@ -14,7 +15,8 @@
 # run with spark.authenticate and spark.network.crypto.enabled and that secret; an application then connects
 # with the same secret: EngineConfig(master=..., spark_conf={"spark.authenticate.secret": SECRET}). The secret
 # goes into a properties file readable only by you, never onto a command line.
-# Environment: JETSPARK_VENV (default .venv of this repository) gives the pyspark to run.
+# Environment: JETSPARK_VENV (default .venv of this repository) gives the pyspark to run;
+# JETSPARK_CLUSTER_START_TIMEOUT (default 90) the seconds each daemon may take to start.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,7 +29,7 @@ secret_file=""
 start_timeout=${JETSPARK_CLUSTER_START_TIMEOUT:-90}
 
 usage() {
-    sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -214,5 +216,6 @@ case $command in
     start) start ;;
     stop) stop ;;
     status) status ;;
+    -h|--help|help) usage ;;
     *) echo "cluster.sh: unknown command '$command'" >&2; usage ;;
 esac

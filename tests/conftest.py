@@ -21,3 +21,14 @@ def engine():
                               spark_conf={"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4"}))
     yield eng
     eng.close()
+
+
+# ---------------------------------------------------------------------------------------------- PostgreSQL
+@pytest.fixture(scope="session")
+def postgres():
+    """ONE private PostgreSQL cluster for the run (``tests/postgres.py``: ``wal_level=logical``, prepared
+    transactions on), started on first use, stopped (``pg_ctl stop -m immediate``) and deleted at the end."""
+    from tests.postgres import PostgresServer
+
+    with PostgresServer.started() as server:
+        yield server

@@ -15,22 +15,17 @@ import functools
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from tests.support import free_base_port
+
 BIN = Path("/usr/lib/postgresql/15/bin")
 USER, PASSWORD, DATABASE = "jet", "s3cret-pw", "jet"
 _START_TIMEOUT = 60
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class PostgresServer:
@@ -42,7 +37,7 @@ class PostgresServer:
         self.wal_level = wal_level
         self.dir = Path(tempfile.mkdtemp(prefix="jetspark-pg-"))
         self.data = self.dir / "data"
-        self.port = _free_port()
+        self.port = free_base_port(1)
         self._as = self._run_as()
 
     @staticmethod

@@ -9,15 +9,18 @@ Imported as ``from tests.support import ...`` (the tests run from the repository
 - ``counter_stream``: an endless, snapshotting stream source counting 0, 1, 2, ...
 - ``complete_until``: drive a source processor's ``complete()`` directly (engine-free tests).
 - ``free_base_port``, ``connect``, ``port_is_free``: loopback ports for socket sources.
+- ``once``: True the first time a marker file is claimed, across processes (a fault injected once).
 """
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import time
 import uuid
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -148,3 +151,13 @@ def port_is_free(port: int) -> bool:
         return True
     except OSError:
         return False
+
+
+def once(marker: str | Path) -> bool:
+    """True for the first caller that creates the file ``marker`` (atomically, in any process: Spark's Python
+    workers included), False for every later one: a fault a test injects once per marker."""
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True

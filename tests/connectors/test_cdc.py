@@ -5,7 +5,6 @@ nothing is left on the server (connections, slots, prepared transactions)."""
 
 from __future__ import annotations
 
-import os
 import pickle
 import time
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from dag import Engine, EngineConfig, JobConfig, JobFailedError, ProcessingGuara
 from pipeline import Pipeline, Sinks
 from processors import AbstractProcessor
 from tests.postgres import DATABASE, PASSWORD, USER, PostgresServer
-from tests.support import running, unique, wait_for
+from tests.support import free_base_port, once, running, unique, wait_for
 
 EXACTLY_ONCE = ProcessingGuarantee.EXACTLY_ONCE
 TIMEOUT = 240
@@ -117,14 +116,6 @@ def test_cdc_when_rows_then_changes_then_map_equals_table_and_records_in_commit_
 
 
 # ---------------------------------------------------------------------------------------------------- restart replay
-def _once(marker: Path) -> bool:
-    try:
-        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-    except FileExistsError:
-        return False
-    return True
-
-
 class FailOnceAfterCommit(AbstractProcessor):
     """Passes records on; once ``after`` changes (not SYNC) went through and a snapshot completed since, raises
     ``RestartableError`` (once across processes), so the restart replays from a snapshot inside the changes."""
@@ -142,7 +133,7 @@ class FailOnceAfterCommit(AbstractProcessor):
         return True
 
     def try_process(self):
-        if self.committed and self.seen >= self.after and _once(self.marker):
+        if self.committed and self.seen >= self.after and once(self.marker):
             raise RestartableError(f"injected after {self.seen} changes")
         return True
 
@@ -162,11 +153,13 @@ def test_cdc_when_job_restarts_mid_stream_then_every_change_reaches_the_sinks_ex
                 postgres.query(f"update {table} set amount = amount + 1 where id = 1")
             time.sleep(0.01)
         wait_for(lambda: job.metrics().restarts >= 1, 60, "the injected restart")
+        # a last change after every other: the source emits in commit order, so once it is in the log, any
+        # replayed change came before it (no fixed pause that a slow machine could outlast)
+        postgres.query(f"insert into {table} values (-1, 'last', 0)")
+        wait_for(lambda: ("INSERT", -1) in {r[:2] for r in engine.get_list(log_name)}, 60, "the last change")
         wait_for(lambda: dict(target) == _table_map(postgres, table), 60, "the map to equal the table")
-        wait_for(lambda: len(engine.get_list(log_name)) >= 120, 60, "every record in the log")
-        time.sleep(0.5)  # anything repeated would arrive by now
         log = list(engine.get_list(log_name))
-    changes = [r for r in log if r[0] != "SYNC"]
+    changes = [r for r in log if r[0] != "SYNC" and r[1] != -1]
     assert len(changes) == 110 and len(set(changes)) == 110  # each change once, none lost
     assert (tmp_path / "failed").exists()
 
@@ -206,10 +199,8 @@ def test_cdc_when_server_has_no_logical_wal_then_refused_at_start_naming_the_set
         plain.query("create table orders (id int primary key)")
         p = Pipeline.create()
         p.read_from(_source(plain, "orders")).with_native_timestamps(0).write_to(Sinks.noop())
-        start = time.monotonic()
         with pytest.raises(JobFailedError, match=r"cdc.*wal_level=replica.*wal_level = logical"):
-            engine.new_job(p).join(timeout=60)
-        assert time.monotonic() - start < 30
+            engine.new_job(p).join(timeout=60)  # refused at job start, on the driver
         plain.wait_no_leaks()
 
 
@@ -218,27 +209,18 @@ def test_cdc_when_server_has_no_logical_wal_then_refused_at_start_naming_the_set
 def test_cdc_when_bad_credentials_or_port_then_fails_at_start_naming_vertex_and_server_not_the_password(
         engine, postgres, case):
     table = _orders(postgres, 0)
-    port = _closed_port() if case == "unreachable port" else postgres.port
+    port = free_base_port(1) if case == "unreachable port" else postgres.port
     password = "wrong-pw" if case == "wrong password" else PASSWORD
     p = Pipeline.create()
     p.read_from(_source(postgres, table, password=password, port=port)).with_native_timestamps(0) \
         .write_to(Sinks.noop())
-    start = time.monotonic()
     with pytest.raises(JobFailedError) as failed:
         engine.new_job(p).join(timeout=60)
     text = str(failed.value)
-    assert time.monotonic() - start < 30
-    assert "vertex 'cdc'" in text and f"127.0.0.1:{port}" in text
+    assert f"vertex 'cdc'): connecting on 127.0.0.1:{port}" in text, text  # the first contact, not a retry loop
+    assert "reconnecting" not in text
     assert ("password authentication failed" if case == "wrong password" else "refused") in text, text
     assert "wrong-pw" not in text and PASSWORD not in text
-
-
-def _closed_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # ---------------------------------------------------------------------------------------------------- confirmation

@@ -4,7 +4,6 @@ exactly-once list sink, and a Kafka -> map -> transactional Kafka sink pipeline 
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from edges import between
 from pipeline import Pipeline
 from processors import AbstractProcessor, write_list_p
 from tests.connectors.kafka_support import mock_cluster, produce, read_topic, topic  # noqa: F401 - fixture
-from tests.support import running, unique, wait_for
+from tests.support import once, running, unique, wait_for
 
 pytestmark = pytest.mark.spark
 
@@ -59,14 +58,6 @@ def test_source_when_two_members_of_two_processors_then_every_record_once(engine
     assert Counter(out) == Counter(range(480))
 
 
-def _once(marker: Path) -> bool:
-    try:
-        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-    except FileExistsError:
-        return False
-    return True
-
-
 class FailOnceAfterCommit(AbstractProcessor):
     """Passes items on; at the first item after a completed snapshot reached it, raises RestartableError once
     (a marker file: the processor runs in a Spark worker)."""
@@ -80,7 +71,7 @@ class FailOnceAfterCommit(AbstractProcessor):
         return True
 
     def try_process0(self, item):
-        if self.committed and item >= 200 and _once(self.marker):
+        if self.committed and item >= 200 and once(self.marker):
             raise RestartableError(f"injected at item {item}")
         return self.try_emit(item)
 

@@ -1,4 +1,4 @@
-"""examples/cdc_to_postgres.py against a private PostgreSQL cluster (``tests/postgres.py``, one per module):
+"""examples/cdc_to_postgres.py against the run's private PostgreSQL cluster (``postgres`` of tests/conftest.py):
 CDC of ``orders`` -> tumbling-window revenue -> the exactly-once JDBC sink, exact with and without a killed
 Python worker; and drawable with ``jetspark dot`` without a database."""
 
@@ -15,14 +15,13 @@ sys.path.insert(0, str(EXAMPLES))
 import cdc_to_postgres as example  # noqa: E402
 
 from jetspark_cli.main import main  # noqa: E402
-from tests.postgres import DATABASE, PASSWORD, USER, PostgresServer  # noqa: E402
+from tests.postgres import DATABASE, PASSWORD, USER  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def dsn():
-    with PostgresServer.started() as server:
-        yield f"host=127.0.0.1 port={server.port} dbname={DATABASE} user={USER} password={PASSWORD}"
-        server.wait_no_leaks()
+@pytest.fixture()
+def dsn(postgres):
+    yield f"host=127.0.0.1 port={postgres.port} dbname={DATABASE} user={USER} password={PASSWORD}"
+    postgres.wait_no_leaks()
 
 
 def test_cdc_example_when_drawn_then_no_database_needed(capsys):

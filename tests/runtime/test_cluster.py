@@ -147,7 +147,7 @@ def test_engine_when_master_url_nobody_answers_then_clear_error_within_seconds()
     started = time.monotonic()
     with pytest.raises(DagError, match=rf"Spark master {url} does not answer .*127\.0\.0\.1:{port}.*refused"):
         Engine(EngineConfig(master=url))
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 30  # probed before a JVM starts; Spark itself would retry for minutes
 
 
 def test_check_master_answers_when_one_of_several_masters_listens_then_fine():
@@ -198,4 +198,13 @@ def test_detect_members_when_standalone_master_gives_no_executor_then_error_name
     with pytest.raises(DagError, match=r"no executor of the Spark master spark://head:7077 registered within 0 s"
                                        r".*spark\.authenticate\.secret.*10\.0\.0\.5"):
         detect_members(_NoExecutors(), STANDALONE, wait_s=0.3)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # wait_s bounds it (generous for a loaded machine)
+
+
+def test_cluster_module_docstring_examples_hold():
+    import doctest
+
+    import dag.runtime.cluster
+
+    result = doctest.testmod(dag.runtime.cluster)
+    assert result.failed == 0 and result.attempted > 0

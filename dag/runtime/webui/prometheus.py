@@ -39,6 +39,7 @@ class JobsCollector:
         self._looks = looks
 
     def collect(self) -> Iterator[Any]:
+        """One metric family per metric of the module docstring, filled from a fresh look at every job."""
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
         from dag.runtime.job import JobStatus

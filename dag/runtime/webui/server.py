@@ -146,12 +146,13 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
-    def _route(self, method: str) -> None:
+    def _route(self) -> None:
+        """Any request: the token first, then 405 for a method other than GET and HEAD, then the routes."""
         url = urlsplit(self.path)
         if not self.ui.authorized(self.headers, parse_qs(url.query)):
             self._reply(HTTPStatus.FORBIDDEN)
             return
-        if method not in ("GET", "HEAD"):
+        if self.command not in ("GET", "HEAD"):
             self._reply(HTTPStatus.METHOD_NOT_ALLOWED)
             return
         try:
@@ -198,23 +199,5 @@ class _Handler(BaseHTTPRequestHandler):
     def _json(self, data: Any) -> None:
         self._reply(HTTPStatus.OK, json.dumps(data).encode(), "application/json")
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's names
-        self._route("GET")
-
-    def do_HEAD(self) -> None:  # noqa: N802
-        self._route("HEAD")
-
-    def do_POST(self) -> None:  # noqa: N802
-        self._route("POST")
-
-    def do_PUT(self) -> None:  # noqa: N802
-        self._route("PUT")
-
-    def do_DELETE(self) -> None:  # noqa: N802
-        self._route("DELETE")
-
-    def do_PATCH(self) -> None:  # noqa: N802
-        self._route("PATCH")
-
-    def do_OPTIONS(self) -> None:  # noqa: N802
-        self._route("OPTIONS")
+    # http.server calls do_<METHOD>: every method goes through the token check; only GET and HEAD are served
+    do_GET = do_HEAD = do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _route  # noqa: N815

@@ -110,7 +110,9 @@ def test_page_in_headless_chromium_when_job_runs_then_dag_drawn_and_edge_count_g
 
         wait_for(lambda: set(vertices) <= set(drawn()), 30, lambda: f"every vertex in the SVG; got {drawn()}")
         assert any(t.startswith("sliding window") for t in drawn())  # windowing vertices show their policy
-        assert any(" items, " in t and t.endswith("/s") for t in drawn())  # edges show counts and rates
+        # edges show counts and rates (a rate needs two samples: the first picture may have counts only)
+        wait_for(lambda: any(" items, " in t and t.endswith("/s") for t in drawn()), 30,
+                 lambda: f"an edge label with a rate; got {drawn()}")
         first_edge = "document.querySelector('#edges tbody tr td:nth-child(3)')?.textContent"
         first_label = ("Array.from(document.querySelectorAll('#dag svg g.edge')[0].querySelectorAll('text'))"
                        ".find(t => / items/.test(t.textContent))?.textContent")
