@@ -38,6 +38,12 @@ class ExecutionMode(str, Enum):
     PIPELINED = "PIPELINED"
 
 
+def _is_secret_setting(key: str) -> bool:
+    """Whether a Spark setting holds a secret (``spark.authenticate.secret``, ``...password``, ``...token``)."""
+    lowered = key.lower()
+    return any(word in lowered for word in ("secret", "password", "token", "credential"))
+
+
 class EngineConfig(BaseModel):
     """How an :class:`~dag.runtime.engine.Engine` runs jobs.
 
@@ -46,6 +52,12 @@ class EngineConfig(BaseModel):
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def __repr_args__(self):  # the printed form hides secrets: a Spark setting whose name says it holds one
+        for name, value in super().__repr_args__():
+            if name == "spark_conf":
+                value = {k: ("***" if _is_secret_setting(k) else v) for k, v in value.items()}
+            yield name, value
 
     master: str = Field("local[*]", description="Spark master URL: local[*], local[2], local-cluster[2,1,1024], "
                                                 "spark://host:7077, yarn, ... Ignored when the engine borrows a session.")

@@ -208,3 +208,11 @@ def test_cluster_module_docstring_examples_hold():
 
     result = doctest.testmod(dag.runtime.cluster)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_engine_config_when_printed_then_secret_settings_masked() -> None:
+    config = EngineConfig(spark_conf={"spark.authenticate.secret": "s3cr3t", "spark.ssl.keyPassword": "pw1",
+                                      "spark.ui.enabled": "false"})
+    assert "s3cr3t" not in repr(config) + str(config) and "pw1" not in repr(config) + str(config)
+    assert "spark.ui.enabled': 'false'" in repr(config)
+    assert config.spark_conf["spark.authenticate.secret"] == "s3cr3t"  # the value itself is kept
