@@ -17,7 +17,7 @@ import time
 from collections import deque
 from typing import Any
 
-from connectors.cdc import PostgresCdcConfig
+from connectors.cdc_config import PostgresCdcConfig
 from connectors.cdc_records import ChangeRecord, Operation
 from connectors.db import RECONNECT_TIMEOUT_S, close_quietly, connect, error_text, failure, is_connection_lost
 from connectors.pg_replication import ReplicationStream, format_lsn, parse_lsn, quote_ident

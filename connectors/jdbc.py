@@ -10,7 +10,8 @@ the driver has named cursors (``connection.cursor(name=...)``, psycopg), so the 
 the result. Items are ``create_output_fn(row)`` (default: the row as a tuple).
 
 **Sink.** ``write_jdbc_p(update_query, new_connection_fn)`` binds each item with ``bind_fn(item)`` (default:
-the item) and writes batches of up to ``batch_limit`` items with ``executemany``, one transaction per batch.
+the item) and writes batches of up to ``batch_limit`` items with ``executemany``, one transaction per batch
+(:class:`connectors.jdbc_sink.WriteJdbcP`).
 A connection lost on the way (DB-API ``OperationalError``/``InterfaceError``, e.g. the server restarted) is
 replaced and the batch retried, each retry logged, for at most :data:`connectors.db.RECONNECT_TIMEOUT_S`; a
 batch may thus be written twice (at-least-once: use an insert-or-update statement). Any other error (missing
@@ -34,8 +35,9 @@ import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from connectors.db import (DatabaseError, close_quietly, connect, connect_with_retry, describe_server, failure,
-                           is_connection_lost, masked, rollback_quietly)
+from connectors.db import DatabaseError, close_quietly, connect, failure, masked, rollback_quietly
+from connectors.jdbc_sink import WriteJdbcP
+from connectors.jdbc_two_phase import TwoPhaseJdbcSinkP, check_two_phase_support, roll_back_leftovers, xid_prefix
 from dag.errors import DagValidationError
 from processors.processor import Processor
 from processors.suppliers import ProcessorMetaSupplier, ProcessorSupplier
@@ -203,7 +205,6 @@ class _WriteJdbcMeta(ProcessorMetaSupplier):
     def init(self, context: Any) -> None:
         guarantee = context.processing_guarantee
         if self._exactly_once and getattr(guarantee, "value", guarantee) == "EXACTLY_ONCE":
-            from connectors.jdbc_two_phase import check_two_phase_support, xid_prefix
 
             check_two_phase_support(self._args[1], context.vertex_name)
             self._prefix = xid_prefix(self._token, context.job_id)
@@ -212,79 +213,14 @@ class _WriteJdbcMeta(ProcessorMetaSupplier):
         if self._prefix is None:
             supplier = ProcessorSupplier.of(functools.partial(WriteJdbcP, *self._args))
         else:
-            from connectors.jdbc_two_phase import TwoPhaseJdbcSinkP
 
             supplier = ProcessorSupplier.of(functools.partial(TwoPhaseJdbcSinkP, *self._args, self._prefix))
         return lambda member: supplier
 
     def close(self, error: BaseException | None) -> None:
         if self._prefix is not None:
-            from connectors.jdbc_two_phase import roll_back_leftovers
 
             roll_back_leftovers(self._args[1], self._prefix)
 
     def __repr__(self) -> str:
         return f"write_jdbc_p({self._args[0]!r}, exactly_once={self._exactly_once})"
-
-
-class WriteJdbcP(Processor):
-    """The at-least-once processor of :func:`write_jdbc_p`: ``executemany`` + ``commit`` per batch."""
-
-    def __init__(self, update_query, new_connection_fn, bind_fn, batch_limit):
-        self._query, self._connect, self._bind_fn, self._batch_limit = (update_query, new_connection_fn,
-                                                                         bind_fn, batch_limit)
-        self._conn: Any = None
-        self._what = "write_jdbc_p"
-        self._log = _log
-
-    def is_cooperative(self) -> bool:
-        return False
-
-    def init(self, outbox, context) -> None:
-        self._what = f"write_jdbc_p (vertex '{context.vertex_name}')"
-        self._log = context.logger  # forwarded to the driver's logging while the job runs
-        self._conn = connect(self._connect, self._what)
-
-    def _batches(self, inbox) -> Iterable[list]:
-        bind, limit = self._bind_fn, self._batch_limit
-        items = inbox.take_all()
-        for start in range(0, len(items), limit):
-            chunk = items[start:start + limit]
-            yield [bind(item) for item in chunk] if bind else chunk
-
-    def process(self, ordinal: int, inbox) -> None:
-        for batch in self._batches(inbox):
-            self._write(batch)
-
-    def _write(self, batch: list) -> None:
-        """One transaction; after a lost connection, a new connection and the same batch again."""
-        while True:
-            try:
-                with_cursor(self._conn, lambda cur: cur.executemany(self._query, batch))
-                self._conn.commit()
-                return
-            except Exception as exc:  # noqa: BLE001 - classified
-                if not is_connection_lost(exc):
-                    rollback_quietly(self._conn)
-                    raise failure(f"{self._what}: writing a batch of {len(batch)}", self._connect, exc,
-                                  self._conn) from None
-                self._log.warning("%s: connection to %s lost while writing a batch of %d (%s); reconnecting and "
-                                  "retrying the batch", self._what, describe_server(self._connect, self._conn),
-                                  len(batch), type(exc).__name__)
-                close_quietly(self._conn)
-                self._conn = None  # close() has nothing to close if reconnecting fails
-                self._conn = connect_with_retry(self._connect, self._what, self._log)
-
-    def close(self) -> None:
-        rollback_quietly(self._conn)
-        close_quietly(self._conn)
-        self._conn = None
-
-
-def with_cursor(connection: Any, action: Callable[[Any], Any]) -> Any:
-    """Run ``action(cursor)`` on a new cursor of ``connection`` and close the cursor."""
-    cursor = connection.cursor()
-    try:
-        return action(cursor)
-    finally:
-        close_quietly(cursor)

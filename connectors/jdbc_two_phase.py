@@ -39,7 +39,7 @@ from collections.abc import Callable
 from typing import Any
 
 from connectors.db import close_quietly, connect, connect_with_retry, describe_server, failure, is_connection_lost
-from connectors.jdbc import WriteJdbcP, with_cursor
+from connectors.jdbc_sink import WriteJdbcP, with_cursor
 from dag.errors import DagValidationError, RestartableError
 from processors.snapshot_keys import BroadcastKey, broadcast_key
 

@@ -47,7 +47,8 @@ from typing import Any
 from dag.errors import DagError, DagValidationError
 
 __all__ = ["SHIPPED_PACKAGES", "SECRET_ENV", "package_zip", "ship_packages", "executor_python", "archive_conf",
-           "security_conf", "master_addresses", "check_master_answers", "explain_python_failure"]
+           "security_conf", "master_addresses", "check_master_answers", "explain_python_failure", "is_local_master",
+           "on_this_machine"]
 
 SHIPPED_PACKAGES = ("dag", "edges", "processors", "pipeline", "connectors", "jetspark_cli")
 """jetspark's top-level packages, shipped to the executors of a cluster as one zip."""
@@ -61,6 +62,16 @@ ENVIRONMENT_ALIAS = "environment"
 _USER_SECRET_KEYS = ("spark.authenticate.secret", "spark.authenticate.secret.file",
                      "spark.authenticate.secret.driver.file")
 _ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".zip")
+
+
+def is_local_master(master: str) -> bool:
+    """Whether ``master`` runs everything in one JVM (``local``, ``local[4]``, ``local[*]``, ``local[2,3]``)."""
+    return master == "local" or master.startswith("local[")
+
+
+def on_this_machine(master: str) -> bool:
+    """Whether every process of ``master`` runs on this machine (local modes and ``local-cluster``)."""
+    return is_local_master(master) or master.startswith("local-cluster[")
 
 
 def _package_files() -> list[tuple[str, str]]:
@@ -184,7 +195,6 @@ def security_conf(config: Any, environ: dict[str, str] | None = None) -> dict[st
     >>> security_conf(EngineConfig(master="local[2]"), {})
     {}
     """
-    from dag.runtime.session import is_local_master, on_this_machine
 
     environ = os.environ if environ is None else environ
     master = config.master

@@ -49,22 +49,12 @@ import time
 from typing import Any
 
 from dag.errors import DagError, DagValidationError
-from dag.runtime.cluster import SHIPPED_PACKAGES
+from dag.runtime.cluster import SHIPPED_PACKAGES, is_local_master, on_this_machine
 
-__all__ = ["is_local_master", "on_this_machine", "on_loopback", "worker_python", "create_session", "detect_members",
+__all__ = ["on_loopback", "worker_python", "create_session", "detect_members",
            "register_user_modules"]
 
 _OUR_PACKAGES = (*SHIPPED_PACKAGES, "pyspark", "py4j")
-
-
-def is_local_master(master: str) -> bool:
-    """Whether ``master`` runs everything in one JVM (``local``, ``local[4]``, ``local[*]``, ``local[2,3]``)."""
-    return master == "local" or master.startswith("local[")
-
-
-def on_this_machine(master: str) -> bool:
-    """Whether every process of ``master`` runs on this machine (local modes and ``local-cluster``)."""
-    return is_local_master(master) or master.startswith("local-cluster[")
 
 
 _QUIET_LOG4J2 = """\

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from dag import EngineConfig
-from dag.runtime.session import _defaults, on_this_machine
+from dag.runtime.cluster import on_this_machine
+from dag.runtime.session import _defaults
 
 
 def _listening_ipv4() -> dict[int, str]:
