@@ -77,6 +77,7 @@ def _break_links():
 
     from dag.runtime.pipelined.links import Links
 
+    gc.unfreeze()  # the worker hides its long-lived objects (the links among them) from gc.get_objects()
     for links in [o for o in gc.get_objects() if isinstance(o, Links) and not o.closed]:
         for conn in list(links.conns):
             try:
