@@ -145,6 +145,4 @@ def test_files_builder_sink_when_rolling_by_size_and_date_then_small_dated_files
 def test_files_builder_sink_when_bad_arguments_then_errors_at_build(tmp_path) -> None:
     with pytest.raises(DagValidationError, match="roll_by_file_size\\(max_bytes\\) needs an int >= 1, got 0"):
         Sinks.files_builder(tmp_path).roll_by_file_size(0)
-    with pytest.raises(DagValidationError, match="exactly_once\\(True\\) together with"):
-        Sinks.files_builder(tmp_path).roll_by_file_size(10).exactly_once(True).build()
     assert Sinks.files_builder(tmp_path).build().name == f"filesSink({tmp_path})"
