@@ -64,6 +64,9 @@ SNAPSHOT_TIMEOUT = 120.0
 TICK_SECONDS = 0.02
 """How often the ticker looks whether a snapshot is due or complete."""
 _log = logging.getLogger("jetspark.snapshots")
+CAUSE_WAIT = 0.25
+"""Seconds a broken link's failure waits for a peer's own failure that may have caused it (``_failure_of``; a
+processor's record is acknowledged by the driver before its task ends, so it is usually there already)."""
 
 
 class RestartTimeline:
@@ -273,15 +276,29 @@ class SnapshotRun(Suspension):
 
     def _failure_of(self, exc: BaseException | None) -> dict | None:
         """The failure record of the execution that just failed: the one named in Spark's error, else the first
-        that arrived since the execution started; None when no task reported one (an infrastructure failure)."""
+        that arrived since the execution started; None when no task reported one (an infrastructure failure).
+
+        A task whose link broke reports an infrastructure failure too, and when a peer fails of its own accord
+        (a user error) that echo can reach Spark, or the channel, first: so an infrastructure record gives way
+        to a processor's own failure of the same execution, waited for up to :data:`CAUSE_WAIT` seconds."""
         channel = self.run.channel
         ids = _ID_RE.findall(_text(exc)) if exc is not None else []
+        chosen = None
         for failure_id in reversed(ids):
-            record = channel.failure_record(failure_id, wait=RECORD_WAIT if failure_id == ids[-1] else 0.0)
-            if record is not None:
-                return record
-        recent = channel.records_since(self._records_before)
-        return recent[0] if recent else None
+            chosen = channel.failure_record(failure_id, wait=RECORD_WAIT if failure_id == ids[-1] else 0.0)
+            if chosen is not None:
+                break
+        if chosen is None:
+            recent = channel.records_since(self._records_before)
+            chosen = recent[0] if recent else None
+        if chosen is None or not chosen.get("restartable"):
+            return chosen
+        deadline = time.monotonic() + CAUSE_WAIT
+        while True:
+            cause = next((r for r in channel.records_since(self._records_before) if not r.get("restartable")), None)
+            if cause is not None or time.monotonic() >= deadline:
+                return cause or chosen
+            time.sleep(0.02)
 
     def _prepare_restart(self, cause: dict, stage_failed: bool) -> int | None:
         from dag.runtime.job import await_tasks_gone

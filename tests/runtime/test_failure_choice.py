@@ -1,0 +1,46 @@
+"""Which failure a failed pipelined execution reports: a processor's own failure, not the broken links it caused."""
+
+from __future__ import annotations
+
+import time
+from types import SimpleNamespace
+
+from dag.runtime.failures import ID_PREFIX
+from dag.runtime.pipelined.restarts import CAUSE_WAIT, SnapshotRun
+
+LINK = {"id": "a" * 32, "exc_type": "ConnectionError", "restartable": True, "vertex": "items"}
+USER = {"id": "b" * 32, "exc_type": "ZeroDivisionError", "vertex": "mapWithUpdatingSink(m)"}
+
+
+class _Channel:
+    def __init__(self, records):
+        self.records = records
+
+    def failure_record(self, failure_id, wait=0.0):
+        return next((r for r in self.records if r["id"] == failure_id), None)
+
+    def records_since(self, count):
+        return self.records[count:]
+
+
+def _failure_of(records, spark_error_names):
+    run = SimpleNamespace(run=SimpleNamespace(channel=_Channel(records)), _records_before=0)
+    error = RuntimeError(f"task failed: {ID_PREFIX}{spark_error_names['id']}") if spark_error_names else None
+    return SnapshotRun._failure_of(run, error)  # noqa: SLF001
+
+
+def test_failure_when_spark_names_a_broken_link_but_a_processor_failed_then_the_processor_failure():
+    assert _failure_of([LINK, USER], LINK) is USER
+    assert _failure_of([USER, LINK], LINK) is USER
+
+
+def test_failure_when_only_links_broke_then_the_link_failure_after_a_short_bounded_wait():
+    started = time.monotonic()
+    assert _failure_of([LINK], LINK) is LINK
+    assert _failure_of([LINK], None) is LINK
+    assert time.monotonic() - started < 2 * CAUSE_WAIT + 5  # bounded, whatever the machine's load
+
+
+def test_failure_when_a_processor_failed_then_it_is_reported_at_once():
+    assert _failure_of([USER], USER) is USER
+    assert _failure_of([USER, LINK], None) is USER
