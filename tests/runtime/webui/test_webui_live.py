@@ -49,6 +49,11 @@ def live(engine, tmp_path_factory):
         watched.close()
 
 
+def _job_state(job) -> str:
+    """The watched job's status, and its failure if it ended (a count that stops growing names why)."""
+    return f"job {job.status.value}, restarts {job.metrics().restarts}, failure: {job.failure!r:.1500}"
+
+
 def _scrape(base: str, token: str) -> dict[tuple[str, tuple], float]:
     status, headers, body = get(base, "/metrics", token=token)
     assert status == 200 and headers["Content-Type"].startswith("text/plain; version=0.0.4")
@@ -69,7 +74,8 @@ def test_metrics_when_scraped_twice_then_emitted_grows_and_snapshot_watermark_st
     emitted = _value(first, "jetspark_items_emitted_total", job=NAME, vertex="trade-source")
     assert emitted is not None and emitted > 0
     wait_for(lambda: _value(_scrape(base, token), "jetspark_items_emitted_total", job=NAME,
-                            vertex="trade-source") > emitted, 30, "the emitted count to grow between scrapes")
+                            vertex="trade-source") > emitted, 30,
+             lambda: f"the emitted count to grow between scrapes; {_job_state(job)}")
     assert _value(first, "jetspark_job_status", job=NAME, status="RUNNING") == 1.0
     assert _value(first, "jetspark_job_status", job=NAME, status="COMPLETED") == 0.0
     assert _value(first, "jetspark_job_restarts_total", job=NAME) == 0.0
@@ -120,9 +126,9 @@ def test_page_in_headless_chromium_when_job_runs_then_dag_drawn_and_edge_count_g
         assert in_table > 0 and in_picture > 0
         browser.evaluate("window.notReloaded = true")
         wait_for(lambda: _number(browser.evaluate(first_edge)) > in_table, 30,
-                 "the first edge's count to grow in the table")
+                 lambda: f"the first edge's count to grow in the table; {_job_state(job)}")
         wait_for(lambda: _number(browser.evaluate(first_label)) > in_picture, 30,
-                 "the first edge's count to grow in the picture")
+                 lambda: f"the first edge's count to grow in the picture; {_job_state(job)}")
         assert browser.evaluate("window.notReloaded") is True  # the page refreshed itself without reloading
         assert browser.evaluate("document.getElementById('name').textContent") == NAME
         assert browser.evaluate("document.querySelectorAll('#name b, #summary b').length") == 0
