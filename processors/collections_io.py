@@ -36,6 +36,7 @@ nor repeats results.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 from dag.errors import DagValidationError
 from processors import driver_protocol as topics
@@ -129,37 +130,33 @@ class DriverCollectionReaderP(Processor):
                 self._pos = position
 
 
-class DriverCollectionWriterP(Processor):
-    """Sends every inbox batch to a driver-side list or map; ``complete()`` waits until all of it is stored."""
+class DriverSinkWriterP(Processor):
+    """What every sink that sends its batches to the driver shares: the driver client, and under
+    ``EXACTLY_ONCE`` the staging of batches (``sink.stage``) sealed at each snapshot (``sink.seal``) and
+    published by the driver when the snapshot completes; ``complete()`` waits until the driver handled all.
+    Subclasses send in ``process`` (:meth:`_stage` when ``self._staged``)."""
 
-    def __init__(self, kind: str, name: str):
-        self._kind, self._name = kind, name
-        self._topic = topics.SINK_MAP if kind == "map" else topics.SINK_LIST
-        self._driver = None
+    def __init__(self, what: str):
+        self._what = what
+        self._driver: Any = None
         self._vertex = ""
+        self._index = 0
+        self._staged = False
 
     def is_cooperative(self) -> bool:
-        return False  # sending may block on the socket
+        return False  # sending may block on the socket, or wait for the driver's reply
 
     def init(self, outbox, context) -> None:
         self._vertex = context.vertex_name
         self._index = context.global_processor_index
-        self._driver = topics.require_driver(context, f"write_{self._kind}_p({self._name!r})")
+        self._driver = topics.require_driver(context, self._what)
         guarantee = getattr(context, "processing_guarantee", None)
         self._staged = getattr(guarantee, "value", guarantee) == "EXACTLY_ONCE"
 
-    def process(self, ordinal: int, inbox) -> None:
-        items = inbox.take_all()
-        if not items:
-            return
-        if self._kind == "map":
-            for item in items:
-                check_entry(item, self._vertex, self._name)
-        if self._staged:  # EXACTLY_ONCE: the driver stages the items until a snapshot that covers them completes
-            self._driver.send(topics.SINK_STAGE, {"vertex": self._vertex, "g": self._index, "kind": self._kind,
-                                                   "name": self._name, "items": items})
-        else:
-            self._driver.send(self._topic, {"name": self._name, "items": items})
+    def _stage(self, kind: str, name: str, items: list) -> None:
+        """EXACTLY_ONCE: the driver stages the items until a snapshot that covers them completes."""
+        self._driver.send(topics.SINK_STAGE, {"vertex": self._vertex, "g": self._index, "kind": kind,
+                                               "name": name, "items": items})
 
     def snapshot_commit_prepare(self) -> bool:
         if self._staged:  # a request: every staged batch sent before it is on the driver when it returns
@@ -172,6 +169,27 @@ class DriverCollectionWriterP(Processor):
     def complete(self) -> bool:
         self._driver.request(topics.SINK_FLUSH, {})
         return True
+
+
+class DriverCollectionWriterP(DriverSinkWriterP):
+    """Sends every inbox batch to a driver-side list or map; ``complete()`` waits until all of it is stored."""
+
+    def __init__(self, kind: str, name: str):
+        super().__init__(f"write_{kind}_p({name!r})")
+        self._kind, self._name = kind, name
+        self._topic = topics.SINK_MAP if kind == "map" else topics.SINK_LIST
+
+    def process(self, ordinal: int, inbox) -> None:
+        items = inbox.take_all()
+        if not items:
+            return
+        if self._kind == "map":
+            for item in items:
+                check_entry(item, self._vertex, self._name)
+        if self._staged:
+            self._stage(self._kind, self._name, items)
+        else:
+            self._driver.send(self._topic, {"name": self._name, "items": items})
 
 
 def read_map_p(name: str) -> DriverCollectionSource:

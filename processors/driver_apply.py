@@ -31,7 +31,7 @@ from typing import Any
 
 from dag.errors import JobFailedError
 from processors import driver_protocol as topics
-from processors.processor import Processor
+from processors.collections_io import DriverSinkWriterP
 from processors.suppliers import ProcessorMetaSupplier, RuntimeBound
 
 __all__ = ["DriverApplySink", "DriverApplyWriterP"]
@@ -63,46 +63,18 @@ class DriverApplySink(RuntimeBound, ProcessorMetaSupplier):
         """The job that wrote to ``target`` ended (``error``: its failure, ``None`` when it completed)."""
 
 
-class DriverApplyWriterP(Processor):
+class DriverApplyWriterP(DriverSinkWriterP):
     """Sends every inbox batch to the driver (``sink.apply``, or ``sink.stage`` under ``EXACTLY_ONCE``);
     ``complete()`` returns once everything sent was handled."""
-
-    def __init__(self, what: str):
-        self._what = what
-        self._driver: Any = None
-        self._vertex = ""
-
-    def is_cooperative(self) -> bool:
-        return False  # waits for the driver's reply
-
-    def init(self, outbox, context) -> None:
-        self._vertex = context.vertex_name
-        self._index = context.global_processor_index
-        self._driver = topics.require_driver(context, self._what)
-        guarantee = getattr(context, "processing_guarantee", None)
-        self._staged = getattr(guarantee, "value", guarantee) == "EXACTLY_ONCE"
 
     def process(self, ordinal: int, inbox) -> None:
         items = inbox.take_all()
         if not items:
             return
         if self._staged:
-            self._driver.send(topics.SINK_STAGE, {"vertex": self._vertex, "g": self._index, "kind": "apply",
-                                                   "name": self._vertex, "items": items})
+            self._stage("apply", self._vertex, items)
             return
         failure = self._driver.request(topics.SINK_APPLY, {"vertex": self._vertex, "items": items})
         if failure is not None:
             raise JobFailedError(failure["message"], vertex=self._vertex, processor_index=self._index,
                                  exc_type=failure["exc_type"], exc_message=failure["exc_message"])
-
-    def snapshot_commit_prepare(self) -> bool:
-        if self._staged:  # a request: every staged batch sent before it is on the driver when it returns
-            self._driver.request(topics.SINK_SEAL, {"vertex": self._vertex, "g": self._index})
-        return True
-
-    def restore_from_snapshot(self, inbox) -> None:  # saves nothing (the driver holds what is staged)
-        inbox.clear()
-
-    def complete(self) -> bool:
-        self._driver.request(topics.SINK_FLUSH, {})
-        return True
