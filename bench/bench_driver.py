@@ -1,4 +1,4 @@
-"""Micro-benchmark: items per second through ``processors.driver.drive`` versus a plain Python loop.
+"""Micro-benchmark: items per second through ``processors.execution.staged.drive`` versus a plain Python loop.
 
 Three ways to run the same three functions (lower-case a line, drop comment lines, split into words) over the
 same lines:
@@ -26,10 +26,10 @@ from typing import Callable, Iterable, Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from processors.context import Context  # noqa: E402
-from processors.driver import drive  # noqa: E402
-from processors.processor import AbstractProcessor  # noqa: E402
-from processors.stateless import filter_p, flat_map_p, map_p  # noqa: E402
+from processors.api.context import Context  # noqa: E402
+from processors.execution.staged import drive  # noqa: E402
+from processors.api.processor import AbstractProcessor  # noqa: E402
+from processors.library.stateless import filter_p, flat_map_p, map_p  # noqa: E402
 
 lower = str.lower
 split = str.split

@@ -21,8 +21,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from processors import read_files_p  # noqa: E402
-from processors.context import Context  # noqa: E402
-from processors.outbox import Outbox  # noqa: E402
+from processors.api.context import Context  # noqa: E402
+from processors.api.outbox import Outbox  # noqa: E402
 
 
 def read_seconds(directory: Path) -> tuple[float, list[int]]:

@@ -44,7 +44,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO / "bench"), str(REPO / "examples"), str(REPO)]
 
 import bench_jobs  # noqa: E402
-from processors.processor import Processor  # noqa: E402
+from processors.api.processor import Processor  # noqa: E402
 
 TARGETS = {"word_count": 1.03, "stateful": 1.10, "service": 1.10}
 KEYS = 1000

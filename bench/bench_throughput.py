@@ -47,7 +47,7 @@ from dag.runtime.pipelined.layout import make_layout  # noqa: E402
 from dag.runtime.pipelined.runner import TaskRunners  # noqa: E402
 from edges import between  # noqa: E402
 from processors import Processor, aggregate_by_key_p, aggregations, map_p  # noqa: E402
-from processors.context import Context  # noqa: E402
+from processors.api.context import Context  # noqa: E402
 
 KEYS = 1000
 

@@ -49,22 +49,22 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dag.planner.model import EdgeOp, Route  # noqa: E402
+from dag.planner.physical_plan import EdgeOp, Route  # noqa: E402
 from dag.runtime.pipelined.queues import DONE, InboundEdge, Queue  # noqa: E402
 from dag.runtime.pipelined.runner import ProcessorRunner, _Outbound  # noqa: E402
-from dag.runtime.senders import Router, SenderSpec  # noqa: E402
+from dag.runtime.common.senders import Router, SenderSpec  # noqa: E402
 from edges.partitioner import Partitioner  # noqa: E402
 from pipeline import Pipeline, Sinks, Sources, WindowDefinition  # noqa: E402
 from pipeline.events import JetEvent  # noqa: E402
-from processors.aggregations import counting  # noqa: E402
-from processors.context import Context  # noqa: E402
-from processors.functions import entry_key, entry_value  # noqa: E402
-from processors.stateless import map_p  # noqa: E402
-from processors.sliding_window import (accumulate_by_frame_p, aggregate_to_sliding_window_p,  # noqa: E402
+from processors.aggregate.aggregations import counting  # noqa: E402
+from processors.api.context import Context  # noqa: E402
+from processors.api.functions import entry_key, entry_value  # noqa: E402
+from processors.library.stateless import map_p  # noqa: E402
+from processors.windowing.sliding_window import (accumulate_by_frame_p, aggregate_to_sliding_window_p,  # noqa: E402
                                        combine_to_sliding_window_p)
-from processors.tasklet import ProcessorTasklet  # noqa: E402
-from processors.watermark import Watermark  # noqa: E402
-from processors.windows import TimestampKind, sliding_win_policy  # noqa: E402
+from processors.execution.tasklet import ProcessorTasklet  # noqa: E402
+from processors.api.watermark import Watermark  # noqa: E402
+from processors.windowing.definitions import TimestampKind, sliding_win_policy  # noqa: E402
 
 WINDOW_MS, SLIDE_MS = 1000, 100
 

@@ -34,7 +34,7 @@ __all__ = ["word_count", "tf_idf", "tf_idf_manual"]
 
 def _slices(docs: dict[int, str], p: int) -> list[list[tuple[int, str]]]:
     """The documents in ``p`` slices balanced by file size, as the hand-tuned job does (``baselines._balanced``),
-    since jetspark deals ``read_map_p`` entries on demand (``dag/runtime/dealer.py``): contiguous equal-count
+    since jetspark deals ``read_map_p`` entries on demand (``dag/runtime/staged/dealer.py``): contiguous equal-count
     slices here would count jetspark's balancing as engine overhead saved."""
     return _balanced(list(docs.items()), p)
 

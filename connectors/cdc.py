@@ -45,8 +45,8 @@ from pydantic import SecretStr
 from connectors.cdc_config import PostgresCdcConfig
 from connectors.cdc_records import ChangeRecord, Operation, RecordPart
 from connectors.db import close_quietly, connect, error_text
-from dag.errors import DagValidationError
-from processors.suppliers import ProcessorMetaSupplier, ProcessorSupplier
+from jetspark_base.errors import DagValidationError
+from processors.api.suppliers import ProcessorMetaSupplier, ProcessorSupplier
 
 __all__ = ["PostgresCdcSources", "PostgresCdcBuilder", "PostgresCdcConfig", "stream_postgres_cdc_p", "CdcSinks",
            "ChangeRecord", "RecordPart", "Operation"]
@@ -137,7 +137,7 @@ def stream_postgres_cdc_p(config: PostgresCdcConfig, wm_gen_params: Any = None) 
     """The Core CDC source: one processor in the whole job emitting ``ChangeRecord``s (``JetEvent``s with
     watermarks when ``wm_gen_params`` is given). Build ``config`` with ``PostgresCdcSources.postgres(name)``'s
     setters or directly as a :class:`PostgresCdcConfig`."""
-    from processors.stream_sources import mark_stream_source
+    from processors.io.text_streams import mark_stream_source
 
     return mark_stream_source(_CdcMeta(config, wm_gen_params))
 

@@ -1,7 +1,7 @@
 """``CdcSinks.map(name, key_fn, value_fn)``: change records applied to a driver map (Jet's ``CdcSinks.map``).
 
 Each processor turns a record into ``(key, sequence, delete, value)`` and sends its batch to the driver (topic
-``sink.map.apply`` of :mod:`processors.driver_protocol`), which applies it under a lock: a ``DELETE`` removes
+``sink.map.apply`` of :mod:`processors.io.driver_protocol`), which applies it under a lock: a ``DELETE`` removes
 the key, anything else puts the value, and a record whose ``(sequence_source, sequence_value)`` is not newer
 than the last one applied to its key is ignored. That makes the sink idempotent and order-safe: records of one
 key may reach different processors, and a restarted job's replay changes nothing already applied, so the map
@@ -14,10 +14,10 @@ from collections.abc import Callable
 from typing import Any
 
 from connectors.cdc_records import ChangeRecord, Operation
-from dag.errors import DagValidationError
-from processors import driver_protocol as topics
-from processors.processor import Processor
-from processors.suppliers import ProcessorMetaSupplier, ProcessorSupplier
+from jetspark_base.errors import DagValidationError
+from processors.io import driver_protocol as topics
+from processors.api.processor import Processor
+from processors.api.suppliers import ProcessorMetaSupplier, ProcessorSupplier
 
 __all__ = ["cdc_map_sink", "CdcMapSinkP"]
 

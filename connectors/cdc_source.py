@@ -22,8 +22,8 @@ from connectors.cdc_records import ChangeRecord, Operation
 from connectors.db import RECONNECT_TIMEOUT_S, close_quietly, connect, error_text, failure, is_connection_lost
 from connectors.pg_replication import ReplicationStream, format_lsn, parse_lsn, quote_ident
 from connectors.pgoutput import Decoder
-from dag.errors import DagValidationError
-from processors.processor import Processor
+from jetspark_base.errors import DagValidationError
+from processors.api.processor import Processor
 
 __all__ = ["StreamPostgresCdcP", "POLL_WAIT_S"]
 
@@ -74,7 +74,7 @@ class StreamPostgresCdcP(Processor):
         guarantee = getattr(context.processing_guarantee, "value", context.processing_guarantee)
         self._snapshots = guarantee in ("EXACTLY_ONCE", "AT_LEAST_ONCE")
         if self._params is not None:
-            from processors.event_time import EventTimeMapper
+            from processors.windowing.event_time import EventTimeMapper
 
             self._mapper = EventTimeMapper(self._params, 1, owner=self._what)
 

@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from dag.errors import DagError
+from jetspark_base.errors import DagError
 
 __all__ = ["DatabaseError", "RECONNECT_TIMEOUT_S", "describe_server", "scrub", "is_connection_lost", "failure",
            "error_text", "connect", "connect_with_retry", "close_quietly", "rollback_quietly", "masked"]

@@ -38,9 +38,9 @@ from typing import Any
 from connectors.db import DatabaseError, close_quietly, connect, failure, masked, rollback_quietly
 from connectors.jdbc_sink import WriteJdbcP
 from connectors.jdbc_two_phase import TwoPhaseJdbcSinkP, check_two_phase_support, roll_back_leftovers, xid_prefix
-from dag.errors import DagValidationError
-from processors.processor import Processor
-from processors.suppliers import ProcessorMetaSupplier, ProcessorSupplier
+from jetspark_base.errors import DagValidationError
+from processors.api.processor import Processor
+from processors.api.suppliers import ProcessorMetaSupplier, ProcessorSupplier
 
 __all__ = ["read_jdbc_p", "write_jdbc_p", "DatabaseError"]
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from connectors.db import (close_quietly, connect, connect_with_retry, describe_server, failure, is_connection_lost,
                            rollback_quietly)
-from processors.processor import Processor
+from processors.api.processor import Processor
 
 __all__ = ["WriteJdbcP", "with_cursor"]
 

@@ -2,7 +2,7 @@
 ``JdbcSink``; Flink's ``TwoPhaseCommitSinkFunction`` on a real database).
 
 It plugs into the engine's snapshot protocol exactly like the two-phase file sink
-(``processors/transactional_files.py``); a *transaction* is one DB-API two-phase transaction of one processor
+(``processors/io/transactional_files.py``); a *transaction* is one DB-API two-phase transaction of one processor
 between two snapshots, and its id (the ``gtrid`` of ``connection.xid(format_id, gtrid, bqual)``) is derived from
 the job and the processor::
 
@@ -40,8 +40,8 @@ from typing import Any
 
 from connectors.db import close_quietly, connect, connect_with_retry, describe_server, failure, is_connection_lost
 from connectors.jdbc_sink import WriteJdbcP, with_cursor
-from dag.errors import DagValidationError, RestartableError
-from processors.snapshot_keys import BroadcastKey, broadcast_key
+from jetspark_base.errors import DagValidationError, RestartableError
+from processors.api.snapshot_keys import BroadcastKey, broadcast_key
 
 __all__ = ["TwoPhaseJdbcSinkP", "check_two_phase_support", "xid_prefix", "roll_back_leftovers"]
 

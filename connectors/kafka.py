@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 from connectors.kafka_sink import write_kafka_p
 from connectors.kafka_source import stream_kafka_p
-from dag.errors import DagValidationError
+from jetspark_base.errors import DagValidationError
 
 __all__ = ["KafkaSources", "KafkaSinks", "KafkaSinkBuilder", "stream_kafka_p", "write_kafka_p"]
 

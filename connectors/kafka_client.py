@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from dag.errors import DagError, DagValidationError
+from jetspark_base.errors import DagError, DagValidationError
 
 __all__ = ["confluent", "check_properties", "Properties", "fetch_partitions", "describe_servers",
            "METADATA_TIMEOUT_S"]

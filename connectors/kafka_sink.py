@@ -35,8 +35,8 @@ import operator
 from typing import Any, Callable
 
 from connectors.kafka_client import check_properties, confluent, describe_servers, fetch_partitions
-from dag.errors import DagError, DagValidationError
-from processors.processor import Processor
+from jetspark_base.errors import DagError, DagValidationError
+from processors.api.processor import Processor
 
 __all__ = ["write_kafka_p", "WriteKafkaP", "FLUSH_TIMEOUT_S"]
 
@@ -58,7 +58,7 @@ def write_kafka_p(properties: dict[str, Any], topic: str | None, extract_key_fn:
     ...                      extract_key_fn=lambda e: e[0], extract_value_fn=lambda e: str(e[1]))
     >>> dag.new_vertex("kafkaSink(counts)", sink)   # doctest: +SKIP
     """
-    from processors.suppliers import ProcessorMetaSupplier
+    from processors.api.suppliers import ProcessorMetaSupplier
 
     properties = check_properties("write_kafka_p", properties)
     if to_record_fn is None and (not isinstance(topic, str) or not topic):

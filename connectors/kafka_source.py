@@ -16,7 +16,7 @@ confluent's ``Message`` (``None`` drops it).
 items are stamped with the message's own timestamp when the params have no ``timestamp_fn`` (native
 timestamps), else with ``timestamp_fn(item)``. The processor's watermark is the minimum over its partitions that
 are not idle; when all its partitions are idle (or it owns none) it sends the idle message once (Jet's rule,
-:class:`~processors.event_time.EventTimeMapper`).
+:class:`~processors.windowing.event_time.EventTimeMapper`).
 
 **Offsets.** Under a processing guarantee the processor commits nothing to Kafka: it saves, per owned
 partition, ``broadcast_key(("kafka", topic, partition)) -> (next offset, watermark)`` in each snapshot and, on a
@@ -34,10 +34,10 @@ import time
 from typing import Any, Callable
 
 from connectors.kafka_client import check_properties, confluent, describe_servers, fetch_partitions
-from dag.errors import DagError, DagValidationError
-from processors.snapshot_keys import broadcast_key
-from processors.stream_sources import PendingItemsSource, mark_stream_source
-from processors.suppliers import ProcessorMetaSupplier
+from jetspark_base.errors import DagError, DagValidationError
+from processors.api.snapshot_keys import broadcast_key
+from processors.io.text_streams import PendingItemsSource, mark_stream_source
+from processors.api.suppliers import ProcessorMetaSupplier
 
 __all__ = ["stream_kafka_p", "StreamKafkaP", "owner_of_partition", "METADATA_INTERVAL_S", "POLL_BATCH"]
 
@@ -114,7 +114,7 @@ class StreamKafkaP(PendingItemsSource):
             settings.update({"enable.auto.commit": False, "enable.auto.offset.store": False})
         self._consumer = kafka.Consumer(settings)
         if self._params is not None:
-            from processors.event_time import EventTimeMapper
+            from processors.windowing.event_time import EventTimeMapper
 
             self._mapper = EventTimeMapper(self._params, 0, owner=self._owner)
         context.logger.info("stream_kafka_p reads %s from %s", ",".join(self._topics),

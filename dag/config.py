@@ -16,16 +16,9 @@ from enum import Enum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from jetspark_base.guarantee import ProcessingGuarantee
+
 __all__ = ["EngineConfig", "ExecutionMode", "JobConfig", "ProcessingGuarantee"]
-
-
-class ProcessingGuarantee(str, Enum):
-    """Jet's processing guarantees. Batch jobs on Spark always behave as ``NONE`` (nothing is snapshotted);
-    the value is passed on to processors through ``Context.processing_guarantee``."""
-
-    NONE = "NONE"
-    AT_LEAST_ONCE = "AT_LEAST_ONCE"
-    EXACTLY_ONCE = "EXACTLY_ONCE"
 
 
 class ExecutionMode(str, Enum):
@@ -93,7 +86,7 @@ class EngineConfig(BaseModel):
                                       "demand, in shrinking chunks over the job's channel, instead of equal-count "
                                       "slices: a processor that finishes early takes more, so entries of very "
                                       "different cost (files of different sizes) do not leave one task running "
-                                      "alone (dag/runtime/dealer.py). STAGED jobs.")
+                                      "alone (dag/runtime/staged/dealer.py). STAGED jobs.")
     web_ui_port: int | None = Field(None, ge=0, le=65535, description="Serve a live web page of the engine's "
                                     "jobs and Prometheus' /metrics on this port (dag/runtime/webui): None = off, 0 = "
                                     "any free port. It binds to 127.0.0.1 in local mode (spark.driver.host on a "

@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from dag import validation
-from dag.errors import DagValidationError
+from jetspark_base.errors import DagValidationError
 from dag.vertex import check_default_local_parallelism
 from edges.config import DEFAULT_QUEUE_SIZE
 from edges.edge import Edge

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Callable
 
 from dag.describe import describe
 from dag.dot import to_dot
-from dag.errors import DagError, DagValidationError
+from jetspark_base.errors import DagError, DagValidationError
 
 if TYPE_CHECKING:  # pragma: no cover
     import networkx

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dag import validation
-from dag.errors import DagValidationError
+from jetspark_base.errors import DagValidationError
 from dag.vertex import Vertex
 from edges.config import DEFAULT_QUEUE_SIZE
 from edges.edge import Edge

@@ -32,7 +32,7 @@ from __future__ import annotations
 import heapq
 from typing import TYPE_CHECKING
 
-from dag.errors import CycleError, DagValidationError
+from jetspark_base.errors import CycleError, DagValidationError
 from edges.edge import Edge
 from edges.routing import RoutingPolicy
 

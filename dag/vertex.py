@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from dag.errors import DagValidationError
+from jetspark_base.errors import DagValidationError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from processors.suppliers import ProcessorMetaSupplier
+    from processors.api.suppliers import ProcessorMetaSupplier
 
 __all__ = ["Vertex", "check_default_local_parallelism"]
 
@@ -53,7 +53,7 @@ class Vertex:
                 f"Vertex '{name}': supplier is None; pass a processor supplier such as map_p(fn) "
                 f"or a zero-argument function returning a Processor"
             )
-        from processors.suppliers import to_meta_supplier  # lazy: processors may be loading concurrently
+        from processors.api.suppliers import to_meta_supplier  # lazy: processors may be loading concurrently
 
         self._name = name
         self._supplier = supplier

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from enum import Enum
 from typing import Any
 
-from dag.errors import DagValidationError
+from jetspark_base.errors import DagValidationError
 from edges.config import DEFAULT_QUEUE_SIZE, EdgeConfig
 from edges.partitioner import Partitioner
 from edges.routing import RoutingPolicy

@@ -35,7 +35,7 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
-from dag.errors import DagValidationError
+from jetspark_base.errors import DagValidationError
 
 __all__ = ["DefaultPartitioner", "HashCodePartitioner", "Partitioner", "stable_hash"]
 

@@ -34,7 +34,7 @@ from typing import Any, Callable
 from dag import DAG
 from edges import between
 from processors import AbstractProcessor, SourceBuilder, broadcast_key
-from processors.snapshot_keys import BroadcastKey
+from processors.api.snapshot_keys import BroadcastKey
 
 _TXN = "exactly-once-sink.txn"
 

@@ -39,7 +39,7 @@ import time
 from dag import DAG
 from edges import between
 from processors import SourceBuilder, write_list_p
-from processors.stream_sources import LineSplitter
+from processors.io.text_streams import LineSplitter
 
 BASE_PORT = 11000
 CHUNK = 128

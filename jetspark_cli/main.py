@@ -228,7 +228,7 @@ def _cmd_render(args: argparse.Namespace, spec: Any) -> None:
 def _check_before_spark(args: argparse.Namespace, dag: Any) -> None:
     """What ``run`` can check without Spark, in a fraction of Spark's start-up time: the DAG's rules, the plan
     (for local masters, or with ``--parallelism``) and that every user function can be pickled."""
-    from dag.runtime.shippable import check_shippable
+    from dag.runtime.common.shippable import check_shippable
 
     dag.validate()
     if _local_parallelism(args.master) is not None or args.parallelism is not None:
@@ -239,7 +239,7 @@ def _check_before_spark(args: argparse.Namespace, dag: Any) -> None:
 def _cmd_run(args: argparse.Namespace, spec: Any, target: Target) -> None:
     from dag.config import JobConfig, ProcessingGuarantee
     from dag.runtime.engine import Engine
-    from dag.runtime.interrupts import InterruptGuard
+    from dag.runtime.common.interrupts import InterruptGuard
     from jetspark_cli.streaming import is_stream_dag, run_stream, write_measured
 
     _check_before_spark(args, spec.dag)
@@ -317,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
         args, rest = parser.parse_known_args(argv)
     except SystemExit as exit_:  # argparse already printed its message (or the help)
         return int(exit_.code or 0)
-    from dag.errors import DagError, JobFailedError
+    from jetspark_base.errors import DagError, JobFailedError
 
     try:
         if args.command == "pack-env":

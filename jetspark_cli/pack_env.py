@@ -3,7 +3,7 @@
 The archive is made by venv-pack (``pip install 'jetspark[cluster]'``), PySpark's documented tool for this.
 Give it to the engine as ``EngineConfig(python_env_archive="OUT.tar.gz")``: Spark copies it to every
 executor, unpacks it as ``./environment`` and runs the Python workers with ``./environment/bin/python``
-(``dag/runtime/cluster.py``).
+(``dag/runtime/common/cluster.py``).
 
 A venv-pack archive holds the environment's packages but not the Python interpreter itself: its
 ``bin/python`` points to the interpreter the environment was made from, which must exist at the same path on
@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import sys
 
-from dag.errors import DagValidationError
+from jetspark_base.errors import DagValidationError
 
 __all__ = ["pack_env"]
 

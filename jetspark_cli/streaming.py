@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from dag.runtime.metrics import EMITTED, RECEIVED
+from dag.runtime.common.metrics import EMITTED, RECEIVED
 from dag.runtime.webui.drawing import count_label, edge_counts, labelled_dot
 
 __all__ = ["is_stream_dag", "StreamMonitor", "measured_dot", "write_measured", "STATUS_SECONDS"]
@@ -35,7 +35,7 @@ _IDLE_WM = 2**63 - 1
 
 def is_stream_dag(dag: Any) -> bool:
     """True when a vertex of ``dag`` is a stream source (the job never ends by itself)."""
-    from processors.stream_sources import is_stream_source
+    from processors.io.text_streams import is_stream_source
 
     return any(is_stream_source(v.meta_supplier) for v in dag)
 
@@ -45,7 +45,7 @@ def measured_dot(dag: Any, metrics: Any, seconds: float) -> str:
     long the job ran); the web page draws the same (``dag/runtime/webui/drawing.py``).
 
     >>> from dag import DAG
-    >>> from dag.runtime.metrics import JobMetrics
+    >>> from dag.runtime.common.metrics import JobMetrics
     >>> from edges import between
     >>> from processors import noop_p
     >>> d = DAG(); a = d.new_vertex("a", noop_p()); b = d.new_vertex("b", noop_p()); _ = d.edge(between(a, b))
@@ -144,10 +144,10 @@ def run_stream(engine: Any, job: Any, dag: Any, seconds: float | None, measured:
                guard: Any = None) -> str:
     """Monitor ``job`` until it ends, ``seconds`` pass once its tasks run (then cancel it) or Ctrl-C (cancel it,
     raise ``KeyboardInterrupt``); returns how it ended: ``"completed"`` or ``"stopped after N s"``. A failed job
-    raises its error. ``guard``: the :class:`~dag.runtime.interrupts.InterruptGuard` watching ``job``; Ctrl-C
+    raises its error. ``guard``: the :class:`~dag.runtime.common.interrupts.InterruptGuard` watching ``job``; Ctrl-C
     then cancels the job from the guard's thread and is raised here between two looks, never inside a py4j
     call (an interrupted py4j call breaks the connection, and stopping Spark afterwards could hang)."""
-    from dag.errors import CancellationError
+    from jetspark_base.errors import CancellationError
 
     check = guard.check if guard is not None else lambda: None
     monitor = StreamMonitor(engine, job, dag)

@@ -38,7 +38,7 @@ from pipeline.stages import (
     StreamStageWithKey,
 )
 from pipeline.windows import WindowDefinition
-from processors.aggregate import AggregateOperation
+from processors.aggregate.operation import AggregateOperation
 
 __all__ = [
     "Pipeline", "Sources", "Sinks", "TestSources", "WindowDefinition", "JoinClause", "Tag", "ItemsByTag",

@@ -29,9 +29,9 @@ from collections.abc import Callable
 from typing import Any
 
 from pipeline.connectors import Sink
-from processors.inbox import Inbox
-from processors.processor import Processor
-from processors.suppliers import ProcessorMetaSupplier
+from processors.api.inbox import Inbox
+from processors.api.processor import Processor
+from processors.api.suppliers import ProcessorMetaSupplier
 
 __all__ = ["Assertions", "AssertionSinks", "AssertionSinkBuilder", "AssertionCompletedException",
            "AssertionSinkP"]

@@ -28,8 +28,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import Any
 
 from pipeline.events import JetEvent
-from processors.inbox import Inbox
-from processors.processor import Processor
+from processors.api.inbox import Inbox
+from processors.api.processor import Processor
 
 __all__ = ["AsyncServiceP", "DEFAULT_ASYNC_TIMEOUT_S"]
 

@@ -16,13 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from dag.errors import DagValidationError
+from jetspark_base.errors import DagValidationError
 from pipeline.join import ItemsByTag, JoinClause, Tag
 from pipeline.stages import BatchStage, BatchStageWithKey, GeneralStage, check_callable, check_op
 from pipeline.transforms import AggregateTransform
-from processors.aggregate import AggregateOperation
-from processors.aggregations import _co_aggregate
-from processors.functions import entry
+from processors.aggregate.operation import AggregateOperation
+from processors.aggregate.aggregations import _co_aggregate
+from processors.api.functions import entry
 
 __all__ = ["HashJoinBuilder", "GroupAggregateBuilder"]
 

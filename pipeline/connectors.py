@@ -18,8 +18,8 @@ factory                                             vertex name            runs
 ``Sinks.logger(to_string_fn)``                      ``loggerSink``         ``write_logger_p``
 ``Sinks.noop()``                                    ``noop``               ``noop_p``
 ``Sinks.from_processor(name, supplier)``            ``NAME``               the supplier
-``Sinks.map_with_merging/updating/...``             ``mapWith...Sink(M)``  ``processors.map_updating`` (driver)
-``Sinks.observable(o)``, ``reliable_topic(t)``      ``observableSink(O)``  ``processors.observable_sinks``
+``Sinks.map_with_merging/updating/...``             ``mapWith...Sink(M)``  ``processors.io.map_updating`` (driver)
+``Sinks.observable(o)``, ``reliable_topic(t)``      ``observableSink(O)``  ``processors.io.observable_sinks``
 ``Sources.jdbc(connect, query_or_fn)``              ``jdbcSource``         ``read_jdbc_p`` (``pipeline.jdbc``)
 ``Sinks.jdbc(query, connect)``, ``jdbc_builder()``  ``jdbcSink``           ``write_jdbc_p`` (``pipeline.jdbc``)
 ==================================================  =====================  =====================================
@@ -38,15 +38,15 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from dag.errors import DagValidationError
-from processors.collections_io import read_list_p, read_map_p, write_list_p, write_map_p
-from processors.diagnostic import write_logger_p
-from processors.event_journal import JournalInitialPosition
-from processors.files import read_files_p, write_file_p
-from processors.inbox import Inbox
-from processors.processor import Processor
-from processors.stateless import noop_p
-from processors.suppliers import ProcessorMetaSupplier
+from jetspark_base.errors import DagValidationError
+from processors.io.collections import read_list_p, read_map_p, write_list_p, write_map_p
+from processors.library.diagnostic import write_logger_p
+from processors.io.event_journal import JournalInitialPosition
+from processors.io.files import read_files_p, write_file_p
+from processors.api.inbox import Inbox
+from processors.api.processor import Processor
+from processors.library.stateless import noop_p
+from processors.api.suppliers import ProcessorMetaSupplier
 
 __all__ = ["BatchSource", "StreamSource", "Sink", "Sources", "Sinks", "TestSources", "as_source", "as_sink"]
 
@@ -364,12 +364,12 @@ class Sinks:
                          merge_fn: Callable[[Any, Any], Any]) -> Sink:
         """Jet's ``Sinks.mapWithMerging``: puts ``value_fn(item)`` under ``key_fn(item)`` in the driver map, or
         ``merge_fn(old, value)`` when the key is there (a ``None`` result removes the key); applied on the
-        driver (``processors.map_updating``). Vertex ``mapWithMergingSink(NAME)``.
+        driver (``processors.io.map_updating``). Vertex ``mapWithMergingSink(NAME)``.
 
         >>> Sinks.map_with_merging("counts", str.lower, lambda w: 1, lambda old, new: old + new).name
         'mapWithMergingSink(counts)'
         """
-        from processors.map_updating import merge_map_p
+        from processors.io.map_updating import merge_map_p
 
         name = collection_name("Sinks.map_with_merging", map_or_name, "map")
         return Sink(f"mapWithMergingSink({name})", merge_map_p(name, key_fn, value_fn, merge_fn))
@@ -379,7 +379,7 @@ class Sinks:
                           update_fn: Callable[[Any, Any], Any]) -> Sink:
         """Jet's ``Sinks.mapWithUpdating``: puts ``update_fn(old_value_or_None, item)`` under ``key_fn(item)``
         (a ``None`` result removes the key). Vertex ``mapWithUpdatingSink(NAME)``."""
-        from processors.map_updating import update_map_p
+        from processors.io.map_updating import update_map_p
 
         name = collection_name("Sinks.map_with_updating", map_or_name, "map")
         return Sink(f"mapWithUpdatingSink({name})", update_map_p(name, key_fn, update_fn))
@@ -390,7 +390,7 @@ class Sinks:
         """Jet's ``Sinks.mapWithEntryProcessor``: ``processor_fn(item).process(entry)`` on the entry of
         ``key_fn(item)``; the entry has ``get_key()``, ``get_value()`` and ``set_value(v)`` (``None`` removes the
         key). Vertex ``mapWithEntryProcessorSink(NAME)``."""
-        from processors.map_updating import update_map_with_entry_processor_p
+        from processors.io.map_updating import update_map_with_entry_processor_p
 
         name = collection_name("Sinks.map_with_entry_processor", map_or_name, "map")
         return Sink(f"mapWithEntryProcessorSink({name})",
@@ -405,7 +405,7 @@ class Sinks:
         >>> Sinks.observable("results").name
         'observableSink(results)'
         """
-        from processors.observable_sinks import write_observable_p
+        from processors.io.observable_sinks import write_observable_p
 
         name = collection_name("Sinks.observable", observable_or_name, "observable")
         return Sink(f"observableSink({name})", write_observable_p(name))
@@ -414,7 +414,7 @@ class Sinks:
     def reliable_topic(topic_or_name: Any) -> Sink:
         """Jet's ``Sinks.reliableTopic``: every item a message of ``engine.get_reliable_topic(name)``, each
         listener getting each message once, in order. Vertex ``reliableTopicSink(NAME)``."""
-        from processors.observable_sinks import write_reliable_topic_p
+        from processors.io.observable_sinks import write_reliable_topic_p
 
         name = collection_name("Sinks.reliable_topic", topic_or_name, "reliable_topic")
         return Sink(f"reliableTopicSink({name})", write_reliable_topic_p(name))
@@ -431,8 +431,8 @@ def as_source(source: Any) -> BatchSource | StreamSource:
     """``source`` as a descriptor: pipeline sources as they are, ``SourceBuilder`` products wrapped."""
     if isinstance(source, (BatchSource, StreamSource)):
         return source
-    from processors.builders import BatchSource as BuiltBatch
-    from processors.builders import StreamSource as BuiltStream
+    from processors.io.connector_builders import BatchSource as BuiltBatch
+    from processors.io.connector_builders import StreamSource as BuiltStream
 
     if isinstance(source, BuiltBatch):
         return BatchSource(source.name, source)
@@ -449,7 +449,7 @@ def as_sink(sink: Any) -> Sink:
     """``sink`` as a descriptor: pipeline sinks as they are, ``SinkBuilder`` products wrapped."""
     if isinstance(sink, Sink):
         return sink
-    from processors.builders import BuiltSink
+    from processors.io.connector_builders import BuiltSink
 
     if isinstance(sink, BuiltSink):
         return Sink(sink.name, sink)

@@ -37,14 +37,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dag.errors import DagValidationError
+from jetspark_base.errors import DagValidationError
 from pipeline.connectors import BatchSource, Sink, StreamSource
 from pipeline.json_util import JsonUtil, bean_from_dict
-from processors.files import _matching_files, read_files_p, write_file_p
-from processors.inbox import Inbox
-from processors.processor import Processor
-from processors.stream_sources import StreamFilesP, mark_stream_source, stream_files_p
-from processors.suppliers import ProcessorMetaSupplier
+from processors.io.files import _matching_files, read_files_p, write_file_p
+from processors.api.inbox import Inbox
+from processors.api.processor import Processor
+from processors.io.text_streams import StreamFilesP, mark_stream_source, stream_files_p
+from processors.api.suppliers import ProcessorMetaSupplier
 
 __all__ = ["FileFormat", "FileSources", "FileSourceBuilder", "FilesBuilder", "json_source", "json_sink",
            "file_watcher_source", "json_watcher_source", "JsonWatcherP"]

@@ -11,7 +11,7 @@
 - Event adapters (``EventMap``, ``EventFilter``, ``EventFlatMap``, ...): run a user function on the plain item
   of a :class:`~pipeline.events.JetEvent` and keep the event's timestamp on the outputs.
 - :class:`UnwrapEventsP`: wraps a sink's processor so it receives plain items instead of events;
-  ``MappedMetaSupplier`` (``processors/suppliers.py``, re-exported here) applies such a wrapper to every
+  ``MappedMetaSupplier`` (``processors/api/suppliers.py``, re-exported here) applies such a wrapper to every
   processor of a meta-supplier (and keeps the stream-source mark of the one it wraps).
 - Window adapters: :class:`EventAccumulate` (an accumulate function on the plain item), :class:`EventResult`
   (a window result sent on as ``JetEvent(window_end, out)``), ``event_timestamp``; peek: :class:`EventToString`
@@ -30,15 +30,15 @@ from typing import Any
 
 from pipeline.events import JetEvent, format_time
 from pipeline.join import ItemsByTag, Tag
-from processors.aggregate import AggregateOperation
-from processors.diagnostic import PeekWrappedP
-from processors.functions import c_level
-from processors.inbox import Inbox
-from processors.processor import Processor
-from processors.suppliers import MappedMetaSupplier
-from processors.traverser import to_traverser
-from processors.watermark import Watermark
-from processors.windows import TimestampedEntry
+from processors.aggregate.operation import AggregateOperation
+from processors.library.diagnostic import PeekWrappedP
+from processors.api.functions import c_level
+from processors.api.inbox import Inbox
+from processors.api.processor import Processor
+from processors.api.suppliers import MappedMetaSupplier
+from processors.api.traverser import to_traverser
+from processors.api.watermark import Watermark
+from processors.windowing.definitions import TimestampedEntry
 
 _new_tuple = tuple.__new__
 _ITEM = attrgetter("item")
@@ -66,7 +66,7 @@ class CheckedKey:
     def keys_of(self, items: Sequence[Any]) -> list:
         """``[self(item) for item in items]``; a ``None`` key raises the same error as :meth:`__call__`.
 
-        >>> from processors.functions import entry_key
+        >>> from processors.api.functions import entry_key
         >>> CheckedKey(entry_key, "s", unwrap=True).keys_of([JetEvent(1, ("a", 1)), JetEvent(2, ("b", 2))])
         ['a', 'b']
         """

@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from dag.errors import DagValidationError
-from processors.functions import entry_key, entry_value
+from jetspark_base.errors import DagValidationError
+from processors.api.functions import entry_key, entry_value
 
 __all__ = ["JoinClause", "Tag", "ItemsByTag"]
 

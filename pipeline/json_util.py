@@ -16,7 +16,7 @@ import dataclasses
 import json
 from typing import Any
 
-from dag.errors import DagValidationError
+from jetspark_base.errors import DagValidationError
 
 __all__ = ["JsonUtil", "bean_from_dict"]
 

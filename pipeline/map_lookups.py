@@ -30,8 +30,8 @@ from typing import Any
 
 from pipeline.connectors import collection_name
 from pipeline.services import ServiceFactories
-from processors import driver_protocol as topics
-from processors.event_journal import EventType, JournalInitialPosition
+from processors.io import driver_protocol as topics
+from processors.io.event_journal import EventType, JournalInitialPosition
 
 __all__ = ["MapLookupOps", "KeyedMapLookupOps", "DriverMapLookup", "ReplicatedMapView", "LOOKUP_BATCH",
            "REFRESH_SECONDS"]

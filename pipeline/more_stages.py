@@ -31,12 +31,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from dag.errors import DagValidationError
+from jetspark_base.errors import DagValidationError
 from pipeline.async_service import DEFAULT_ASYNC_TIMEOUT_S
 from pipeline.planner import Planner
 from pipeline.transforms import Transform, _Factory, checked_key
-from processors.aggregating import sort_p
-from processors.suppliers import ProcessorMetaSupplier
+from processors.library.aggregating import sort_p
+from processors.api.suppliers import ProcessorMetaSupplier
 
 __all__ = ["MoreStageOps", "MoreBatchOps", "MoreKeyedOps", "RebalanceTransform", "SortTransform",
            "StatefulTransform", "AsyncServiceTransform", "preserved_order"]

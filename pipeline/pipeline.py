@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dag.errors import DagValidationError
+from jetspark_base.errors import DagValidationError
 from dag.model import DAG
 from pipeline.connectors import BatchSource, as_source
 from pipeline.planner import Planner

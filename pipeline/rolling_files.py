@@ -30,14 +30,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from dag.errors import DagValidationError
+from jetspark_base.errors import DagValidationError
 from pipeline.connectors import Sink
-from processors.files import write_file_p
-from processors.snapshot_keys import BroadcastKey, broadcast_key
-from processors.transactional_files import _TXN_KEY, TransactionalWriteFileP, _is_exactly_once
-from processors.inbox import Inbox
-from processors.processor import Processor
-from processors.suppliers import ProcessorMetaSupplier
+from processors.io.files import write_file_p
+from processors.api.snapshot_keys import BroadcastKey, broadcast_key
+from processors.io.transactional_files import _TXN_KEY, TransactionalWriteFileP, _is_exactly_once
+from processors.api.inbox import Inbox
+from processors.api.processor import Processor
+from processors.api.suppliers import ProcessorMetaSupplier
 
 __all__ = ["FileSinkBuilder", "RollingFileWriterP", "RollingTransactionalWriteFileP", "java_date_pattern"]
 

@@ -2,7 +2,7 @@
 
 Jet 4 replaced context factories with *service factories*; a service is whatever object the stage's function
 needs (a client, a model, a lookup table). jetspark lowers a service factory to a
-:class:`~processors.context_factory.ContextFactory`, so ``map_using_service`` runs on the same processors as
+:class:`~processors.api.context_factory.ContextFactory`, so ``map_using_service`` runs on the same processors as
 ``map_using_context`` (vertex ``map-using-service``):
 
 - ``ServiceFactories.non_shared_service(create_fn, destroy_fn)``: one service per processor;
@@ -11,7 +11,7 @@ needs (a client, a model, a lookup table). jetspark lowers a service factory to 
   close destroys it (a process-wide table keyed by the job and the factory, reference-counted);
 - ``.to_non_cooperative()``: the service may block (I/O), so its processors get threads of their own.
 
-``create_fn(ctx)`` receives the processor's :class:`~processors.context.Context` (Jet's
+``create_fn(ctx)`` receives the processor's :class:`~processors.api.context.Context` (Jet's
 ``ProcessorSupplier.Context``); a function without arguments is accepted too.
 
 >>> f = ServiceFactories.shared_service(lambda ctx: {"rate": 2})
@@ -27,7 +27,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from processors.context_factory import ContextFactory
+from processors.api.context_factory import ContextFactory
 
 __all__ = ["ServiceFactory", "ServiceFactories", "KeyedServiceFn"]
 

@@ -13,11 +13,11 @@ import socket
 from collections.abc import Callable
 from typing import Any
 
-from dag.errors import DagError
+from jetspark_base.errors import DagError
 from pipeline.connectors import Sink
-from processors.inbox import Inbox
-from processors.processor import Processor
-from processors.suppliers import ProcessorMetaSupplier
+from processors.api.inbox import Inbox
+from processors.api.processor import Processor
+from processors.api.suppliers import ProcessorMetaSupplier
 
 __all__ = ["SocketSinkP", "socket_sink"]
 

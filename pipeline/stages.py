@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from dag.errors import DagValidationError
+from jetspark_base.errors import DagValidationError
 from pipeline import internal
 from pipeline.connectors import as_sink
 from pipeline.map_lookups import KeyedMapLookupOps, MapLookupOps
@@ -45,11 +45,11 @@ from pipeline.transforms import (
     StatelessTransform,
     Transform,
 )
-from processors.aggregate import AggregateOperation
-from processors.aggregations import _co_aggregate
-from processors.context_factory import ContextFactory
-from processors.functions import entry, whole_item
-from processors.stateless import (
+from processors.aggregate.operation import AggregateOperation
+from processors.aggregate.aggregations import _co_aggregate
+from processors.api.context_factory import ContextFactory
+from processors.api.functions import entry, whole_item
+from processors.library.stateless import (
     filter_p,
     filter_using_context_p,
     flat_map_p,

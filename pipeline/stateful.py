@@ -25,8 +25,8 @@ from typing import Any
 
 from pipeline.events import JetEvent
 from pipeline.internal import _Emitting, _iterate
-from processors.snapshot_keys import BroadcastKey, SnapshotKey, broadcast_key
-from processors.watermark import Watermark
+from processors.api.snapshot_keys import BroadcastKey, SnapshotKey, broadcast_key
+from processors.api.watermark import Watermark
 
 __all__ = ["StatefulMapP"]
 

@@ -26,15 +26,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from dag.errors import DagValidationError
+from jetspark_base.errors import DagValidationError
 from pipeline.connectors import StreamSource
 from pipeline.events import SimpleEvent
 from pipeline.internal import MappedMetaSupplier
-from processors.event_time import EventTimeMapper, WmGenParams
-from processors.inbox import Inbox
-from processors.processor import Processor
-from processors.stream_sources import mark_stream_source
-from processors.suppliers import ProcessorMetaSupplier
+from processors.windowing.event_time import EventTimeMapper, WmGenParams
+from processors.api.inbox import Inbox
+from processors.api.processor import Processor
+from processors.io.text_streams import mark_stream_source
+from processors.api.suppliers import ProcessorMetaSupplier
 
 __all__ = ["ItemStreamP", "item_stream_source", "builder_stream_source", "processor_stream_source",
            "socket_source", "map_journal_source"]
@@ -152,7 +152,7 @@ def processor_stream_source(name: str, meta_supplier: Any) -> StreamSource:
 
 def socket_source(host: str, port: int, encoding: str = "utf-8") -> StreamSource:
     """``Sources.socket``: the lines a TCP server sends (``stream_socket_p``)."""
-    from processors.stream_sources import stream_socket_p
+    from processors.io.text_streams import stream_socket_p
 
     return StreamSource(f"socketSource({host}:{port})", stream_socket_p(host, port, encoding))
 
@@ -160,7 +160,7 @@ def socket_source(host: str, port: int, encoding: str = "utf-8") -> StreamSource
 def map_journal_source(name: str, initial_position: Any, predicate_fn: Callable | None,
                        projection_fn: Callable | None) -> StreamSource:
     """``Sources.map_journal``: the event journal of a driver-side map (``stream_map_p``)."""
-    from processors.map_journal import stream_map_p
+    from processors.io.map_journal import stream_map_p
 
     def supplier(params: WmGenParams | None) -> Any:
         return stream_map_p(name, initial_position, wm_gen_params=params, predicate_fn=predicate_fn,

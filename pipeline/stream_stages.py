@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from dag.errors import DagValidationError
+from jetspark_base.errors import DagValidationError
 from pipeline.timestamps import StreamSourceTransform, TimestampTransform, event_time_params
 
 if TYPE_CHECKING:  # pragma: no cover

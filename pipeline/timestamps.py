@@ -27,11 +27,11 @@ from pipeline.internal import (
 )
 from pipeline.planner import Planner, PlannerVertex
 from pipeline.transforms import Transform
-from processors.event_time import DEFAULT_IDLE_TIMEOUT_MS, WmGenParams, wm_gen_params
-from processors.insert_watermarks import insert_watermarks_p
-from processors.stateless import map_p
-from processors.suppliers import RuntimeBound
-from processors.watermark_policies import limiting_lag, no_throttling
+from processors.windowing.event_time import DEFAULT_IDLE_TIMEOUT_MS, WmGenParams, wm_gen_params
+from processors.windowing.insert_watermarks import insert_watermarks_p
+from processors.library.stateless import map_p
+from processors.api.suppliers import RuntimeBound
+from processors.windowing.watermark_policies import limiting_lag, no_throttling
 
 if TYPE_CHECKING:  # pragma: no cover
     from pipeline.pipeline import Pipeline

@@ -44,8 +44,8 @@ from pipeline.internal import (
     RollingAggregateP,
 )
 from pipeline.planner import Planner, PlannerVertex
-from processors.aggregate import AggregateOperation
-from processors.aggregating import (
+from processors.aggregate.operation import AggregateOperation
+from processors.library.aggregating import (
     accumulate_by_key_p,
     accumulate_p,
     aggregate_by_key_p,
@@ -53,10 +53,10 @@ from processors.aggregating import (
     combine_by_key_p,
     combine_p,
 )
-from processors.diagnostic import peek_output_p
-from processors.functions import entry, entry_key, whole_item
-from processors.stateless import map_p, noop_p
-from processors.suppliers import ProcessorMetaSupplier, RuntimeBound
+from processors.library.diagnostic import peek_output_p
+from processors.api.functions import entry, entry_key, whole_item
+from processors.library.stateless import map_p, noop_p
+from processors.api.suppliers import ProcessorMetaSupplier, RuntimeBound
 
 if TYPE_CHECKING:  # pragma: no cover
     from pipeline.pipeline import Pipeline

@@ -18,7 +18,7 @@ session, un-keyed             one ``session-window`` vertex, local parallelism 1
 ============================  =====================================================================================
 
 Early results (``WindowDefinition.set_early_results_period(ms)``): a sliding or tumbling window runs in one
-``sliding-window`` vertex (``processors.early_results``; keyed: distributed partitioned by key, un-keyed: one
+``sliding-window`` vertex (``processors.windowing.early_results``; keyed: distributed partitioned by key, un-keyed: one
 processor), a session window in its usual ``session-window`` vertex; every ``ms`` of wall time they also emit
 the current result of each open window as an :class:`EarlyTimestampedEntry` / :class:`EarlyTimestampedItem` /
 :class:`EarlyWindowResult` (``is_early`` True; final results say False); a ``map_to_output_fn`` makes early
@@ -40,17 +40,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from dag.errors import DagValidationError
+from jetspark_base.errors import DagValidationError
 from edges.partitioner import Partitioner
 from pipeline.events import TimestampedItem
 from pipeline.internal import EventAccumulate, EventResult, event_timestamp
 from pipeline.planner import Planner
 from pipeline.transforms import PREPARE_SUFFIX, Transform, checked_key
-from processors.aggregate import AggregateOperation
-from processors.aggregations import pick_any
-from processors.early_results import early_session_window_p, early_sliding_window_p
-from processors.functions import entry_key, whole_item
-from processors.windows import TimestampedEntry, WindowResult
+from processors.aggregate.operation import AggregateOperation
+from processors.aggregate.aggregations import pick_any
+from processors.windowing.early_results import early_session_window_p, early_sliding_window_p
+from processors.api.functions import entry_key, whole_item
+from processors.windowing.definitions import TimestampedEntry, WindowResult
 
 __all__ = ["WindowDefinition", "StageWithWindow", "WindowAggregateTransform", "EarlyTimestampedEntry",
            "EarlyTimestampedItem", "EarlyWindowResult"]

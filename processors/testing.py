@@ -12,7 +12,7 @@ emitted, an unknown ordinal: the runtime's ``ProcessorContractError`` message, a
 Jet's TestSupport's; likewise ``complete()`` returning True with an unfinished item, with Jet's wording before
 the runtime's message); other contract breaks raise ``ProcessorContractError``, the runtime's own.
 
-How it runs: each processor is driven by a :class:`~processors.tasklet.ProcessorTasklet` with
+How it runs: each processor is driven by a :class:`~processors.execution.tasklet.ProcessorTasklet` with
 ``test_support=True``, the lifecycle code the staged and pipelined runtimes run, so every call, rule, error
 message and note is theirs. This module keeps only what TestSupport does differently from a runtime: it
 chooses the next step (which input, when to snapshot and restore, when to call again with a full outbox or a
@@ -47,7 +47,7 @@ copies of the input items (where they can be copied), so modes stay independent.
 Deviation from Jet: ``cooperative_timeout(ms)`` is the limit itself (Jet fails only at a constant 5000 ms);
 the default is 5000 ms and 0 disables the check.
 
->>> from processors.processor import AbstractProcessor
+>>> from processors.api.processor import AbstractProcessor
 >>> class Double(AbstractProcessor):
 ...     def try_process0(self, item):
 ...         return self.try_emit(item * 2)
@@ -64,12 +64,12 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from processors.barrier import SnapshotBarrier
-from processors.context import Context
-from processors.processor import Processor
-from processors.suppliers import to_meta_supplier
-from processors.tasklet import PROGRESS, ProcessorTasklet
-from processors.watermark import Watermark
+from processors.execution.barrier import SnapshotBarrier
+from processors.api.context import Context
+from processors.api.processor import Processor
+from processors.api.suppliers import to_meta_supplier
+from processors.execution.tasklet import PROGRESS, ProcessorTasklet
+from processors.api.watermark import Watermark
 
 __all__ = ["verify_processor", "SAME_ITEMS_ANY_ORDER", "TestMode", "ProcessorVerifier"]
 

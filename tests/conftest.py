@@ -3,7 +3,7 @@
 ``engine`` is session-scoped: created on first use, closed at the end of the run. Tests that need another
 engine configuration on the same session borrow it: ``Engine(EngineConfig(members=2), spark=engine.spark)``,
 or share it with an equal master: ``Engine(EngineConfig(master="local[2]", members=2))`` (the context stops
-only when the last engine using it closes; see ``dag/runtime/sharing.py``). Spark tests are marked ``@pytest.mark.spark``; tests that need
+only when the last engine using it closes; see ``dag/runtime/common/sharing.py``). Spark tests are marked ``@pytest.mark.spark``; tests that need
 more than the shared session (the local-cluster test) are marked ``slow`` and run in a subprocess.
 """
 

@@ -563,7 +563,7 @@ def test_batch_source_when_run_then_create_fn_gets_context_and_buffer_close_ends
 
 def test_batch_source_when_not_distributed_then_one_processor_in_the_whole_job():
     from processors import Context, SourceBuilder
-    from processors.driver import drive
+    from processors.execution.staged import drive
 
     source = SourceBuilder.batch("one", lambda ctx: None).fill_buffer_fn(
         lambda state, buf: (buf.add("x"), buf.close())).build()

@@ -25,7 +25,7 @@ leaf                             one Spark action
 from __future__ import annotations
 
 from dag.planner.lowering import plan_dag
-from dag.planner.model import EdgeOp, EdgePlan, PhysicalPlan, PreAggregation, Route, StagePlan, VertexKind, VertexPlan
+from dag.planner.physical_plan import EdgeOp, EdgePlan, PhysicalPlan, PreAggregation, Route, StagePlan, VertexKind, VertexPlan
 
 __all__ = ["plan_dag", "PhysicalPlan", "EdgeOp", "EdgePlan", "PreAggregation", "Route", "StagePlan",
            "VertexKind", "VertexPlan"]

@@ -23,7 +23,7 @@ Two rewrites, each only where the result is provably the same and each switchabl
    keys with accumulators that combine to the same totals.
 
 The library's processors are recognised by class (``AccumulateByKeyP``, ``AggregateByKeyP``, ``CombineByKeyP`` in
-``processors.aggregating``) through their ``aggregate_operation``, ``key_fns`` and ``map_to_output_fn``
+``processors.library.aggregating``) through their ``aggregate_operation``, ``key_fns`` and ``map_to_output_fn``
 attributes. Only the library's own suppliers (``BuiltinSupplier`` of one of those classes, possibly wrapped in
 a (meta) supplier) are instantiated to look; user code is never called at plan time.
 """
@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dag.planner.model import EdgeOp, PreAggregation, VertexKind, VertexPlan
+from dag.planner.physical_plan import EdgeOp, PreAggregation, VertexKind, VertexPlan
 from edges.routing import RoutingPolicy
 
 __all__ = ["AggregatorInfo", "aggregator_of", "plan_pre_aggregation"]
@@ -52,7 +52,7 @@ class AggregatorInfo:
 
 def _library_classes() -> dict[type, str]:
     try:
-        from processors import aggregating
+        from processors.library import aggregating
     except ImportError:  # the library is not there: nothing to recognise
         return {}
     names = {"AccumulateByKeyP": "accumulate", "AggregateByKeyP": "aggregate", "CombineByKeyP": "combine"}
@@ -85,7 +85,7 @@ def aggregator_of(vertex: Any) -> AggregatorInfo | None:
     if op is None or op.arity != 1:
         return None
     if kind == "combine":
-        from processors.functions import entry_key
+        from processors.api.functions import entry_key
 
         key_fn = key_fns[0] if key_fns else entry_key
     elif len(key_fns) == 1:

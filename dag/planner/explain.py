@@ -1,4 +1,4 @@
-"""Text and DOT views of a :class:`~dag.planner.model.PhysicalPlan`, in the spirit of ``RDD.toDebugString``.
+"""Text and DOT views of a :class:`~dag.planner.physical_plan.PhysicalPlan`, in the spirit of ``RDD.toDebugString``.
 
 ``explain()`` lists every stage (one ``mapPartitionsWithIndex`` pass per partition, i.e. one Spark task per
 partition) with its vertices and their parallelism, then every edge with the Spark operation it became, then
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from dag.planner.model import EdgeOp, Route, VertexKind
+from dag.planner.physical_plan import EdgeOp, Route, VertexKind
 
 if TYPE_CHECKING:
-    from dag.planner.model import EdgePlan, PhysicalPlan, VertexPlan
+    from dag.planner.physical_plan import EdgePlan, PhysicalPlan, VertexPlan
 
 __all__ = ["describe_edge_op", "explain", "plan_to_dot"]
 

@@ -55,11 +55,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from dag.errors import DagValidationError
+from jetspark_base.errors import DagValidationError
 from dag.planner.aggregation import plan_pre_aggregation
 from dag.planner.loops import plan_tight_loops
 from dag.planner.widening import plan_dealing, widen_stateless
-from dag.planner.model import EdgeOp, EdgePlan, PhysicalPlan, Route, StagePlan, VertexKind, VertexPlan
+from dag.planner.physical_plan import EdgeOp, EdgePlan, PhysicalPlan, Route, StagePlan, VertexKind, VertexPlan
 from edges.routing import RoutingPolicy
 
 __all__ = ["plan_dag"]

@@ -28,7 +28,7 @@ vertex emits (2.4 M lines for the manual's TF-IDF). Three rewrites, switched by
 Under the same condition, where a broadcast edge into a vertex of one processor in total also counts (it is
 lowered as unicast into that processor, see ``lowering.py``), :func:`plan_dealing` marks a driver source with
 more than one processor, widened or not, to hand out its entries on demand (``EngineConfig.deal_driver_sources``,
-``dag/runtime/dealer.py``) rather than in equal-count slices, so entries of unequal cost even out over the
+``dag/runtime/staged/dealer.py``) rather than in equal-count slices, so entries of unequal cost even out over the
 processors; ``explain()`` shows ``dealt on demand``. A dealt source with several outbound edges is read once
 per edge (``VertexPlan.read_per_edge``): each edge has its own dealing, done in the consumer's tasks as they
 ask, instead of one pass tagged and persisted (that pass would deal the entries by count before any consumer
@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dag.planner.model import VertexKind, VertexPlan
+from dag.planner.physical_plan import VertexKind, VertexPlan
 from edges.routing import RoutingPolicy
 
 __all__ = ["widen_stateless", "is_stateless_builtin", "plan_dealing"]
@@ -48,7 +48,7 @@ __all__ = ["widen_stateless", "is_stateless_builtin", "plan_dealing"]
 
 def is_stateless_builtin(vertex: Any) -> bool:
     """True for a vertex made by one of the library's stateless factories (a ``BatchTransform`` supplier)."""
-    from processors.processor import BatchTransform
+    from processors.api.processor import BatchTransform
 
     cls = getattr(vertex.supplier, "processor_class", None)
     return isinstance(cls, type) and issubclass(cls, BatchTransform)
@@ -91,7 +91,7 @@ def _widen(vp: VertexPlan, local_parallelism: int, members: int, reason: str) ->
 
 def plan_dealing(dag: Any, vertices: dict[str, VertexPlan]) -> None:
     """Mark the driver sources that deal their entries on demand (``EngineConfig.deal_driver_sources``,
-    ``dag/runtime/dealer.py``): those with more than one processor whose outbound edges all let any processor
+    ``dag/runtime/staged/dealer.py``): those with more than one processor whose outbound edges all let any processor
     take any item: unicast, or broadcast into a vertex of one processor (see the module docstring)."""
     def any_processor(edge: Any) -> bool:
         return edge.routing_policy is RoutingPolicy.UNICAST or (

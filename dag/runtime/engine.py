@@ -21,9 +21,9 @@ import uuid
 from typing import Any
 
 from dag.config import EngineConfig, ExecutionMode, JobConfig
-from dag.errors import DagError, DagValidationError
+from jetspark_base.errors import DagError, DagValidationError
 from dag.planner import PhysicalPlan, plan_dag
-from dag.runtime.driver_collections import DriverCollections
+from dag.runtime.common.driver_collections import DriverCollections
 from dag.runtime.job import Job
 
 __all__ = ["Engine", "as_dag"]
@@ -59,9 +59,9 @@ class Engine:
     """
 
     def __init__(self, config: EngineConfig | None = None, spark: Any = None):
-        from dag.runtime import session as sessions
-        from dag.runtime import sharing
-        from dag.runtime.cluster import check_master_answers, ship_packages
+        from dag.runtime.common import session as sessions
+        from dag.runtime.common import sharing
+        from dag.runtime.common.cluster import check_master_answers, ship_packages
 
         self._config = config or EngineConfig()
         if spark is None:
@@ -98,7 +98,7 @@ class Engine:
         """Serve the web page on loopback (local mode) or the driver's host; a failure releases the session."""
         import socket
 
-        from dag.runtime import sharing
+        from dag.runtime.common import sharing
         from dag.runtime.webui import WebUI
 
         host = "127.0.0.1" if self._local else (sc.getConf().get("spark.driver.host") or socket.gethostname())
@@ -154,7 +154,7 @@ class Engine:
 
     # ------------------------------------------------------------------ observables, topics (runtime/observables.py)
     def new_observable(self, name: str | None = None) -> Any:
-        """A new, empty :class:`~dag.runtime.observables.Observable` for ``Sinks.observable`` (Jet's
+        """A new, empty :class:`~dag.runtime.common.observables.Observable` for ``Sinks.observable`` (Jet's
         ``newObservable``); named ``name``, or uniquely when ``None``. A name in use is refused."""
         if name is None:
             name = f"observable-{uuid.uuid4().hex[:12]}"
@@ -174,7 +174,7 @@ class Engine:
         return self._collections.observables()
 
     def get_reliable_topic(self, name: str) -> Any:
-        """The reliable topic ``name`` (:class:`~dag.runtime.observables.ReliableTopic`, created on first use),
+        """The reliable topic ``name`` (:class:`~dag.runtime.common.observables.ReliableTopic`, created on first use),
         as ``Sinks.reliable_topic(name)`` publishes to it: ``add_message_listener(fn)``."""
         return self._collections.get("topic", name)
 
@@ -192,7 +192,7 @@ class Engine:
     def execution_mode(self, dag: Any, config: JobConfig | None = None) -> ExecutionMode:
         """How ``dag`` runs under ``config``: its ``execution_mode``, else PIPELINED iff the DAG has a stream
         source or a vertex whose meta-supplier says ``needs_pipelined = True`` (watermarks in a bounded DAG). A stream source given STAGED explicitly is refused (a staged job would never end)."""
-        from processors.stream_sources import is_stream_source
+        from processors.io.text_streams import is_stream_source
 
         streams = [v.name for v in as_dag(dag) if is_stream_source(v.meta_supplier)]
         mode = config.execution_mode if config is not None else None
@@ -215,10 +215,10 @@ class Engine:
         the free Spark slots its gang-scheduled stage needs, then is refused (``JobFailedError`` saying how many
         are needed and free).
         """
-        from dag.runtime.shippable import check_shippable
+        from dag.runtime.common.shippable import check_shippable
 
         self._check_open()
-        from dag.runtime.jvm import DEAD_JVM, jvm_alive
+        from dag.runtime.common.jvm import DEAD_JVM, jvm_alive
 
         if not jvm_alive(self._spark):
             raise DagError(DEAD_JVM)
@@ -226,7 +226,7 @@ class Engine:
         dag = as_dag(dag)
         plan = self.plan(dag, config)
         if self._ship_user_modules:
-            from dag.runtime.session import register_user_modules
+            from dag.runtime.common.session import register_user_modules
 
             register_user_modules()
         check_shippable(dag)
@@ -259,8 +259,8 @@ class Engine:
         """Cancel running jobs and wait (bounded) until they ended, so none of their tasks still writes and their
         sinks cleaned up; stop the Spark session when jetspark started it and no other engine uses it. Idempotent.
         An engine whose driver JVM died just forgets it, so a new ``Engine()`` starts a new one."""
-        from dag.runtime import sharing
-        from dag.runtime.jvm import forget_dead_session, jvm_alive
+        from dag.runtime.common import sharing
+        from dag.runtime.common.jvm import forget_dead_session, jvm_alive
 
         if self._closed:
             return
@@ -286,7 +286,7 @@ class Engine:
         sharing.release(self._spark)
 
     def _check_open(self) -> None:
-        from dag.runtime.sharing import check_alive
+        from dag.runtime.common.sharing import check_alive
 
         if self._closed:
             raise DagValidationError("This Engine is closed; create a new Engine")

@@ -15,14 +15,14 @@ from collections import deque
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from dag.errors import CancellationError, DagError, JobFailedError
-from dag.runtime.failures import decode_failure, summarize_spark_error
-from dag.runtime.metrics import JobMetrics, MetricsParam
-from dag.runtime.snapshot_coordinator import is_restartable
+from jetspark_base.errors import CancellationError, DagError, JobFailedError
+from dag.runtime.common.failures import decode_failure, summarize_spark_error
+from dag.runtime.common.metrics import JobMetrics, MetricsParam
+from dag.runtime.pipelined.snapshot_coordinator import is_restartable
 
 if TYPE_CHECKING:
     from dag.config import JobConfig
-    from dag.planner.model import PhysicalPlan
+    from dag.planner.physical_plan import PhysicalPlan
     from dag.runtime.engine import Engine
 
 __all__ = ["Job", "JobStatus", "await_tasks_gone"]
@@ -227,8 +227,8 @@ class Job:
 
     def _execute(self) -> BaseException | None:
         """Run the plan; returns the failure (None on success). Returns only when no task of the job runs."""
-        from dag.runtime.build import PlanRun
-        from dag.runtime.progress import ProgressDisplay
+        from dag.runtime.staged.build import PlanRun
+        from dag.runtime.common.progress import ProgressDisplay
 
         sc = self._engine.spark.sparkContext
         run = None
@@ -262,9 +262,9 @@ class Job:
 
     def _open_channel(self, sc: Any) -> None:
         """The job's authenticated driver channel, serving failures, driver-side collections and log records."""
-        from dag.runtime.driver_topics import register_apply_topic, register_collection_topics
-        from dag.runtime.jobchannel import JobChannel
-        from dag.runtime.logforward import register_log_topics
+        from dag.runtime.common.driver_topics import register_apply_topic, register_collection_topics
+        from dag.runtime.common.jobchannel import JobChannel
+        from dag.runtime.common.logforward import register_log_topics
 
         self._channel = JobChannel(sc.master, sc.getConf().get("spark.driver.host"), self._on_task_failure)
         register_collection_topics(self._channel, self._engine._collections)  # noqa: SLF001
@@ -296,7 +296,7 @@ class Job:
     def _execute_pipelined(self) -> BaseException | None:
         """Run the job on the pipelined runtime (``dag/runtime/pipelined``); like :meth:`_execute`."""
         from dag.runtime.pipelined.coordinator import PipelinedRun
-        from dag.runtime.progress import ProgressDisplay
+        from dag.runtime.common.progress import ProgressDisplay
 
         sc = self._engine.spark.sparkContext
         error: BaseException | None = None
@@ -350,7 +350,7 @@ class Job:
 
     def _end_driver_sinks(self) -> None:
         """Tell the DAG's driver-applied sinks (observables) that the job ended, before ``join()`` returns."""
-        from dag.runtime.driver_topics import end_driver_sinks
+        from dag.runtime.common.driver_topics import end_driver_sinks
 
         try:
             end_driver_sinks(self._dag, self._engine._collections, self._error)  # noqa: SLF001
@@ -361,7 +361,7 @@ class Job:
         if self._cancelled:
             return CancellationError(f"Job '{self._name}' was cancelled", job_name=self._name,
                                      exc_type="CancellationException", exc_message="cancelled")
-        from dag.runtime.jvm import DEAD_JVM, is_dead_jvm_error
+        from dag.runtime.common.jvm import DEAD_JVM, is_dead_jvm_error
 
         if is_dead_jvm_error(error):
             failed = JobFailedError(f"Job '{self._name}' failed: {DEAD_JVM}", job_name=self._name,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from dag.runtime.metrics import JobMetrics
+from dag.runtime.common.metrics import JobMetrics
 from jetspark_cli.main import main
 from jetspark_cli.streaming import is_stream_dag, measured_dot
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from connectors.cdc_records import ChangeRecord, Operation
 from connectors.cdc_sink import CdcMapSinkP
-from dag.runtime.channel import ChannelClient, DriverChannel, new_secret
-from dag.runtime.driver_collections import DriverCollections
-from dag.runtime.driver_topics import register_collection_topics
+from dag.runtime.common.channel import ChannelClient, DriverChannel, new_secret
+from dag.runtime.common.driver_collections import DriverCollections
+from dag.runtime.common.driver_topics import register_collection_topics
 from processors import Context, Inbox
 
 

@@ -14,9 +14,9 @@ from connectors.kafka import stream_kafka_p
 from connectors.kafka_source import owner_of_partition
 from dag import DagError, ProcessingGuarantee
 from processors import Inbox, Watermark
-from processors.event_time import WmGenParams
-from processors.watermark_policies import limiting_lag, no_throttling
-from processors.windows import MAX_TIMESTAMP
+from processors.windowing.event_time import WmGenParams
+from processors.windowing.watermark_policies import limiting_lag, no_throttling
+from processors.windowing.definitions import MAX_TIMESTAMP
 from tests.connectors.kafka_support import mock_cluster, produce, start, topic  # noqa: F401 - fixture
 from tests.support import wait_for
 

@@ -63,7 +63,7 @@ def test_file_source_reads_the_cpu_log_back_in_chunks(engine, tmp_path):
 
 
 def test_file_source_fill_reads_at_most_128_lines_per_call(tmp_path):
-    from processors.builders import SourceBuffer
+    from processors.io.connector_builders import SourceBuffer
 
     path = tmp_path / "in.csv"
     path.write_text("".join(f"{i}\r\n" for i in range(200)))

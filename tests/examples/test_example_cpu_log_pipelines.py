@@ -14,7 +14,7 @@ sys.path[:0] = [str(HERE.parents[1] / "examples")]
 import cpu_log_pipelines as cpu  # noqa: E402
 
 from pipeline import Sinks  # noqa: E402
-from processors.stream_sources import is_stream_source  # noqa: E402
+from processors.io.text_streams import is_stream_source  # noqa: E402
 from tests.support import running, wait_for  # noqa: E402
 
 

@@ -21,7 +21,7 @@ import trade_monitor as tm  # noqa: E402
 
 from dag import RestartableError  # noqa: E402
 from edges import RoutingPolicy  # noqa: E402
-from processors.stream_sources import is_stream_source  # noqa: E402
+from processors.io.text_streams import is_stream_source  # noqa: E402
 from tests.support import running, wait_for  # noqa: E402
 
 

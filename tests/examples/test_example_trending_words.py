@@ -18,7 +18,7 @@ from processors import JournalInitialPosition  # noqa: E402
 from edges import RoutingPolicy  # noqa: E402
 from pipeline.events import JetEvent  # noqa: E402
 from processors import Watermark, verify_processor  # noqa: E402
-from processors.stream_sources import is_stream_source  # noqa: E402
+from processors.io.text_streams import is_stream_source  # noqa: E402
 from tests.support import running, wait_for  # noqa: E402
 
 

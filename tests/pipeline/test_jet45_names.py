@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from dag.errors import DagValidationError
-from dag.runtime.driver_collections import DriverCollections
+from dag.runtime.common.driver_collections import DriverCollections
 from pipeline import AggregateOperation, Pipeline, ServiceFactories, Sinks, Sources, TestSources
 from processors import ContextFactory, aggregate_operation2, counting, summing, to_list
 

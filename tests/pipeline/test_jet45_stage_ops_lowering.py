@@ -10,7 +10,7 @@ from edges import RoutingPolicy
 from pipeline import JoinClause, Pipeline, Sinks, Sources, TestSources, WindowDefinition
 from pipeline.stateful import StatefulMapP
 from processors import Watermark, counting, verify_processor
-from processors.suppliers import ProcessorMetaSupplier
+from processors.api.suppliers import ProcessorMetaSupplier
 
 
 def _edge(dag, source: str, dest: str):

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from dag.errors import DagValidationError
-from dag.runtime.channel import ChannelClient, DriverChannel, new_secret
-from dag.runtime.driver_collections import DriverCollections
-from dag.runtime.driver_topics import register_collection_topics
+from dag.runtime.common.channel import ChannelClient, DriverChannel, new_secret
+from dag.runtime.common.driver_collections import DriverCollections
+from dag.runtime.common.driver_topics import register_collection_topics
 from pipeline.map_lookups import DriverMapLookup, ReplicatedMapView
 from processors import Context
 

@@ -10,7 +10,7 @@ import pytest
 MODULES = ["pipeline", "pipeline.pipeline", "pipeline.stages", "pipeline.builders", "pipeline.join",
            "pipeline.connectors", "pipeline.windows", "pipeline.events",
            "pipeline.services", "pipeline.more_stages", "pipeline.json_util", "pipeline.file_sources",
-           "pipeline.rolling_files", "processors.aggregate_builder"]
+           "pipeline.rolling_files", "processors.aggregate.operation"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -26,8 +26,8 @@ from processors import (
     verify_processor,
     whole_item,
 )
-from processors.context import Context
-from processors.stream_sources import is_stream_source
+from processors.api.context import Context
+from processors.io.text_streams import is_stream_source
 
 TUTORIAL_DOT = """digraph DAG {
     "itemStream" [localParallelism=1];

@@ -12,9 +12,9 @@ from pipeline import Pipeline, Sinks, Sources, WindowDefinition
 from pipeline.events import JetEvent
 from pipeline.internal import CheckedKey, EventResult
 from processors import TimestampedEntry, Watermark, counting, entry_key, entry_value, map_p
-from processors.context import Context
-from processors.inbox import Inbox
-from processors.outbox import Outbox
+from processors.api.context import Context
+from processors.api.inbox import Inbox
+from processors.api.outbox import Outbox
 
 
 def _events(n: int, keys: int) -> list[JetEvent]:

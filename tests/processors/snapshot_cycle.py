@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from dag.runtime.snapshot_routing import RestoreRouter
+from dag.runtime.pipelined.snapshot_routing import RestoreRouter
 from edges.partitioner import Partitioner
 from processors import Context, Inbox, Outbox
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from dag.errors import DagValidationError
-from processors.aggregate import AggregateOperation
-from processors.aggregations import aggregate_operation2, aggregate_operation3, counting, summing, to_list
+from processors.aggregate.operation import AggregateOperation
+from processors.aggregate.aggregations import aggregate_operation2, aggregate_operation3, counting, summing, to_list
 
 
 def _sum_op(**kw):

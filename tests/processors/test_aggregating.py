@@ -5,17 +5,17 @@ from __future__ import annotations
 import pytest
 
 from dag.errors import DagValidationError
-from processors.aggregate import AggregateOperation
-from processors.aggregating import (
+from processors.aggregate.operation import AggregateOperation
+from processors.library.aggregating import (
     AccumulateByKeyP, AggregateByKeyP, CombineByKeyP, accumulate_by_key_p, accumulate_p, aggregate_by_key_p,
     aggregate_p, combine_by_key_p, combine_p, sort_p,
 )
-from processors.aggregations import (
+from processors.aggregate.aggregations import (
     aggregate_operation2, averaging, counting, max_by, summing, to_list,
 )
-from processors.context import Context
-from processors.driver import drive
-from processors.functions import entry_key, whole_item
+from processors.api.context import Context
+from processors.execution.staged import drive
+from processors.api.functions import entry_key, whole_item
 from processors.testing import SAME_ITEMS_ANY_ORDER, verify_processor
 
 

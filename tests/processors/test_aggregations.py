@@ -7,7 +7,7 @@ import math
 import pytest
 
 from dag.errors import DagValidationError
-from processors.aggregations import (
+from processors.aggregate.aggregations import (
     all_of, averaging, bottom_n, concatenating, counting, grouping_by, mapping, max_by, min_by, pick_any, reducing,
     sorting, summing, to_list, to_map, to_set, top_n,
 )
@@ -129,7 +129,7 @@ def test_all_of_when_components_then_tuple_and_combine_only_if_all_have_it():
     assert op.deduct_fn is None  # to_list cannot deduct
     both = all_of(counting(), summing())
     assert both.finish(both.deduct(accumulated(both, [1, 2, 3]), accumulated(both, [3]))) == (2, 3)
-    from processors.aggregate import AggregateOperation
+    from processors.aggregate.operation import AggregateOperation
     assert all_of(counting(), AggregateOperation(lambda: 0, lambda a, x: a)).combine_fn is None
     with pytest.raises(DagValidationError, match="at least one"):
         all_of()
@@ -189,7 +189,7 @@ def test_grouping_by_when_default_then_lists_per_key():
 
 
 def test_grouping_by_when_downstream_has_no_combine_then_no_combine():
-    from processors.aggregate import AggregateOperation
+    from processors.aggregate.operation import AggregateOperation
     downstream = AggregateOperation(lambda: 0, lambda a, x: a + 1)
     assert grouping_by(len, downstream).combine_fn is None
 

@@ -7,9 +7,9 @@ import pickle
 
 import pytest
 
-import processors.barrier as barrier_module
+import processors.execution.barrier as barrier_module
 from dag.errors import DagError
-from processors.barrier import BarrierAligner, SnapshotBarrier
+from processors.execution.barrier import BarrierAligner, SnapshotBarrier
 
 
 def test_barrier_examples_hold():

@@ -11,10 +11,10 @@ from dag.errors import DagValidationError, ProcessorContractError
 from processors import (
     Context, Inbox, Outbox, ProcessorMetaSupplier, SinkBuilder, SourceBuilder, Watermark, verify_processor,
 )
-from processors import driver
-from processors.stream_sources import is_stream_source
-from processors.builders import BatchSource, BuiltSink, SourceBuffer, StreamSource, TimestampedSourceBuffer
-from processors.driver import drive
+from processors.execution import staged as driver
+from processors.io.text_streams import is_stream_source
+from processors.io.connector_builders import BatchSource, BuiltSink, SourceBuffer, StreamSource, TimestampedSourceBuffer
+from processors.execution.staged import drive
 
 
 def processors_of(pms, local_parallelism=1, member_count=1):
@@ -562,8 +562,8 @@ def test_timestamped_source_snapshot_saves_watermark_and_restore_resumes_from_lo
 
 
 def test_timestamped_source_when_no_items_for_idle_timeout_then_top_watermark_then_idle_once():
-    from processors.clock import ManualClock, use_clock
-    from processors.event_time import IDLE_MESSAGE
+    from processors.api.clock import ManualClock, use_clock
+    from processors.windowing.event_time import IDLE_MESSAGE
 
     clock = ManualClock()
     with use_clock(clock):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from processors.coalescer import IDLE, WatermarkCoalescer
+from processors.execution.coalescer import IDLE, WatermarkCoalescer
 
 MS = 10**6
 

@@ -1,4 +1,4 @@
-"""Live driver-side collection processors (processors/collections_io.py live_supplier) over a real channel."""
+"""Live driver-side collection processors (processors/io/collections.py live_supplier) over a real channel."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import contextlib
 import pytest
 
 from dag.errors import DagValidationError
-from dag.runtime.channel import ChannelClient, DriverChannel, new_secret
-from dag.runtime.driver_collections import DriverCollections
-from dag.runtime.driver_topics import register_collection_topics
+from dag.runtime.common.channel import ChannelClient, DriverChannel, new_secret
+from dag.runtime.common.driver_collections import DriverCollections
+from dag.runtime.common.driver_topics import register_collection_topics
 from processors import Context, Inbox, Outbox, read_list_p, read_map_p, write_list_p, write_map_p
 
 

@@ -6,20 +6,20 @@ import importlib
 import pytest
 
 MODULES = [
-    "processors.watermark",
-    "processors.inbox",
-    "processors.outbox",
-    "processors.context",
-    "processors.context_factory",
-    "processors.processor",
-    "processors.suppliers",
-    "processors.traverser",
-    "processors.functions",
-    "processors.driver",
+    "processors.api.watermark",
+    "processors.api.inbox",
+    "processors.api.outbox",
+    "processors.api.context",
+    "processors.api.context_factory",
+    "processors.api.processor",
+    "processors.api.suppliers",
+    "processors.api.traverser",
+    "processors.api.functions",
+    "processors.execution.staged",
     "processors.testing",
-    "processors.stateless_loops",
-    "processors.staged_watermarks",
-    "processors.coalescer",
+    "processors.execution.stateless_loops",
+    "processors.execution.staged_watermarks",
+    "processors.execution.coalescer",
 ]
 
 

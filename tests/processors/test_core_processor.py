@@ -6,7 +6,7 @@ import pytest
 
 from dag.errors import ProcessorContractError
 from processors import AbstractProcessor, Context, Inbox, Outbox, Processor, Watermark, traverse_items
-from processors.processor import BatchTransform
+from processors.api.processor import BatchTransform
 
 
 class Bare(Processor):

@@ -4,7 +4,7 @@ import pytest
 
 from dag.errors import DagValidationError, ProcessorContractError
 from processors import Context, Inbox, Processor, ProcessorMetaSupplier, ProcessorSupplier
-from processors.suppliers import RuntimeBound, to_meta_supplier
+from processors.api.suppliers import RuntimeBound, to_meta_supplier
 
 
 class P(Processor):

@@ -7,16 +7,16 @@ import logging
 import pytest
 
 from dag.errors import DagValidationError
-from processors.aggregating import sort_p
-from processors.context import Context
-from processors.diagnostic import PeekWrappedP, peek_input_p, peek_output_p, peek_snapshot_p, write_logger_p
-from processors.driver import drive
-from processors.outbox import Outbox
-from processors.processor import AbstractProcessor
-from processors.stateless import filter_p, map_p
-from processors.suppliers import ProcessorMetaSupplier, ProcessorSupplier
+from processors.library.aggregating import sort_p
+from processors.api.context import Context
+from processors.library.diagnostic import PeekWrappedP, peek_input_p, peek_output_p, peek_snapshot_p, write_logger_p
+from processors.execution.staged import drive
+from processors.api.outbox import Outbox
+from processors.api.processor import AbstractProcessor
+from processors.library.stateless import filter_p, map_p
+from processors.api.suppliers import ProcessorMetaSupplier, ProcessorSupplier
 from processors.testing import verify_processor
-from processors.watermark import Watermark
+from processors.api.watermark import Watermark
 
 LOGGER = "jetspark.test.diagnostic"
 

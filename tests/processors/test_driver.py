@@ -7,9 +7,9 @@ import pytest
 
 from dag.errors import ProcessorContractError
 from processors import AbstractProcessor, Context, Processor
-from processors import driver
-from processors.driver import IDLE_MAX_SLEEP, IDLE_MIN_SLEEP, NO_PROGRESS_LIMIT, ProcessorMetrics, drive
-from processors.processor import BatchTransform
+from processors.execution import staged as driver
+from processors.execution.staged import IDLE_MAX_SLEEP, IDLE_MIN_SLEEP, NO_PROGRESS_LIMIT, ProcessorMetrics, drive
+from processors.api.processor import BatchTransform
 
 
 class Journal(AbstractProcessor):

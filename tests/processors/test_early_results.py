@@ -1,4 +1,4 @@
-"""``processors.early_results`` without Spark: the open windows' early results computed from the frames
+"""``processors.windowing.early_results`` without Spark: the open windows' early results computed from the frames
 (tumbling and sliding, frames left unchanged) and the factory's checks."""
 
 from __future__ import annotations
@@ -7,12 +7,12 @@ import doctest
 
 import pytest
 
-import processors.early_results
+import processors.windowing.early_results
 from dag.errors import DagValidationError
 from processors import AggregateOperation, counting
-from processors.early_results import (EarlyResultsSessionWindowP, EarlyResultsSlidingWindowP,
+from processors.windowing.early_results import (EarlyResultsSessionWindowP, EarlyResultsSlidingWindowP,
                                       early_session_window_p, early_sliding_window_p)
-from processors.windows import TimestampKind, sliding_win_policy
+from processors.windowing.definitions import TimestampKind, sliding_win_policy
 
 
 def _output(start, end, key, result):
@@ -50,4 +50,4 @@ def test_early_sliding_window_p_when_bad_arguments_then_refused():
 
 
 def test_early_results_docstring_examples_hold():
-    assert doctest.testmod(processors.early_results).failed == 0
+    assert doctest.testmod(processors.windowing.early_results).failed == 0

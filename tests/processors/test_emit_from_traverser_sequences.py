@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from dag.errors import ProcessorContractError
 from processors import AbstractProcessor, traverse_iterable
-from processors.context import Context
-from processors.outbox import Outbox
+from processors.api.context import Context
+from processors.api.outbox import Outbox
 
 
 class _Emitter(AbstractProcessor):

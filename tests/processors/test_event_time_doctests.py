@@ -8,14 +8,14 @@ import importlib
 import pytest
 
 MODULES = [
-    "processors.windows",
-    "processors.clock",
-    "processors.watermark_policies",
-    "processors.event_time",
-    "processors.insert_watermarks",
-    "processors.sliding_window",
-    "processors.session_window",
-    "processors.window_bulk",
+    "processors.windowing.definitions",
+    "processors.api.clock",
+    "processors.windowing.watermark_policies",
+    "processors.windowing.event_time",
+    "processors.windowing.insert_watermarks",
+    "processors.windowing.sliding_window",
+    "processors.windowing.session_window",
+    "processors.windowing.bulk",
 ]
 
 

@@ -7,8 +7,8 @@ import pytest
 
 from processors import (MIN_WATERMARK, EventTimeMapper, Watermark, emit_by_frame, limiting_lag, no_throttling,
                         no_watermarks, tumbling_win_policy, wm_gen_params)
-from processors.clock import ManualClock, use_clock
-from processors.event_time import IDLE_MESSAGE
+from processors.api.clock import ManualClock, use_clock
+from processors.windowing.event_time import IDLE_MESSAGE
 
 IDLE = IDLE_MESSAGE
 W = Watermark

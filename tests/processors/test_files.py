@@ -18,7 +18,7 @@ from processors import (
     write_file_p,
     write_text_p,
 )
-from processors.suppliers import RuntimeBound
+from processors.api.suppliers import RuntimeBound
 
 
 def read_all(pms, local_parallelism=1, member_count=1, capacity=7):
@@ -359,7 +359,7 @@ def test_spark_text_when_path_or_fn_invalid_then_clear_error():
 
 def test_read_files_when_lines_span_many_chunks_then_each_emitted_whole(tmp_path, monkeypatch):
     """Long lines used to be re-concatenated once per chunk (quadratic); they must come out whole and exact."""
-    from processors import files
+    from processors.io import files
 
     monkeypatch.setattr(files, "_READ_CHUNK_CHARS", 16)
     long_line = "".join(chr(ord("a") + i % 26) for i in range(100_000))
@@ -397,7 +397,7 @@ def test_write_file_when_unbounded_then_lines_reach_the_final_file_when_the_inbo
 
 
 def test_write_file_when_unbounded_and_items_keep_coming_then_flushed_within_the_interval(tmp_path, monkeypatch):
-    import processors.files as files
+    import processors.io.files as files
 
     clock = [100.0]
     monkeypatch.setattr(files.time, "monotonic", lambda: clock[0])

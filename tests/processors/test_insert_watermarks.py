@@ -8,10 +8,10 @@ import pytest
 from processors import (Watermark, emit_by_frame, emit_by_min_step, insert_watermarks_p, limiting_lag,
                         limiting_timestamp_and_wall_clock_lag, no_throttling, tumbling_win_policy, verify_processor,
                         wm_gen_params)
-from processors.clock import ManualClock, use_clock
-from processors.context import Context
-from processors.event_time import IDLE_MESSAGE
-from processors.outbox import Outbox
+from processors.api.clock import ManualClock, use_clock
+from processors.api.context import Context
+from processors.windowing.event_time import IDLE_MESSAGE
+from processors.api.outbox import Outbox
 
 W = Watermark
 
@@ -67,11 +67,11 @@ def test_insert_watermarks_when_no_items_for_idle_timeout_then_try_process_emits
 
 
 def test_insert_watermarks_when_restored_from_several_instances_then_lowest_watermark():
-    from processors.windows import broadcast_key
+    from processors.windowing.definitions import broadcast_key
     processor = insert_watermarks_p(_params())()
     outbox = Outbox([8])
     processor.init(outbox, Context())
-    from processors.inbox import Inbox
+    from processors.api.inbox import Inbox
     processor.restore_from_snapshot(Inbox([(broadcast_key("LAST_EMITTED_WM"), 20),
                                            (broadcast_key("LAST_EMITTED_WM"), 12)]))
     assert processor.finish_snapshot_restore()

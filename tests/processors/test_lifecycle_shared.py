@@ -11,8 +11,8 @@ import pytest
 
 from dag.errors import ProcessorContractError
 from processors import AbstractProcessor, Context, Processor, verify_processor
-from processors.driver import drive
-from processors.tasklet import NEEDS_INPUT, ProcessorTasklet
+from processors.execution.staged import drive
+from processors.execution.tasklet import NEEDS_INPUT, ProcessorTasklet
 
 
 def _staged(processor, items=(1,)):

@@ -1,4 +1,4 @@
-"""stream_map_p (processors/map_journal.py) over a real DriverChannel serving DriverCollections, in-process."""
+"""stream_map_p (processors/io/map_journal.py) over a real DriverChannel serving DriverCollections, in-process."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import logging
 import pytest
 
 from dag.errors import DagValidationError
-from dag.runtime.channel import ChannelClient, DriverChannel, new_secret
-from dag.runtime.driver_collections import DriverCollections
-from dag.runtime.driver_topics import register_collection_topics
+from dag.runtime.common.channel import ChannelClient, DriverChannel, new_secret
+from dag.runtime.common.driver_collections import DriverCollections
+from dag.runtime.common.driver_topics import register_collection_topics
 from processors import (
     Context, EventJournalMapEvent, EventType, JournalInitialPosition, Outbox, stream_map_p,
 )
-from processors.stream_sources import is_stream_source
+from processors.io.text_streams import is_stream_source
 
 OLDEST, CURRENT = JournalInitialPosition.START_FROM_OLDEST, JournalInitialPosition.START_FROM_CURRENT
 
@@ -203,8 +203,8 @@ def test_stream_map_when_snapshot_with_watermarks_then_restored_watermark_holds(
 def test_stream_map_when_partitions_go_idle_then_one_watermark_for_all_and_idle_message_once():
     """V100-like: 2 journal partitions, limiting_lag(0), value = timestamp; a manual clock drives the idle rule."""
     from processors import Watermark, limiting_lag, no_throttling, wm_gen_params
-    from processors.clock import ManualClock, use_clock
-    from processors.event_time import IDLE_MESSAGE
+    from processors.api.clock import ManualClock, use_clock
+    from processors.windowing.event_time import IDLE_MESSAGE
 
     clock = ManualClock()
     with use_clock(clock), _driver(partition_count=2) as (store, client):
@@ -233,7 +233,7 @@ def test_stream_map_when_partitions_go_idle_then_one_watermark_for_all_and_idle_
 
 def test_stream_map_when_reader_has_no_partitions_then_idle_at_once():
     from processors import limiting_lag, no_throttling, wm_gen_params
-    from processors.event_time import IDLE_MESSAGE
+    from processors.windowing.event_time import IDLE_MESSAGE
 
     with _driver(partition_count=1) as (store, client):
         params = wm_gen_params(lambda item: item[1], limiting_lag(0), no_throttling(), idle_timeout_ms=500)

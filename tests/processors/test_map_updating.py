@@ -1,4 +1,4 @@
-"""The map-updating sinks (``processors.map_updating``: Jet's mergeMapP/updateMapP) without Spark: the driver-side
+"""The map-updating sinks (``processors.io.map_updating``: Jet's mergeMapP/updateMapP) without Spark: the driver-side
 application of merging, updating and entry processors, and the pipelined processor talking to the driver's
 ``sink.apply`` topic over a real DriverChannel in-process."""
 
@@ -8,12 +8,12 @@ import pytest
 
 from dag import DAG
 from dag.errors import DagValidationError, JobFailedError
-from dag.runtime.channel import ChannelClient, DriverChannel, new_secret
-from dag.runtime.driver_collections import DriverCollections
-from dag.runtime.driver_topics import register_apply_topic, register_collection_topics
+from dag.runtime.common.channel import ChannelClient, DriverChannel, new_secret
+from dag.runtime.common.driver_collections import DriverCollections
+from dag.runtime.common.driver_topics import register_apply_topic, register_collection_topics
 from processors import Context, Inbox
-from processors.driver_apply import DriverApplyWriterP
-from processors.map_updating import (merge_map_p, update_map_p,
+from processors.io.driver_apply import DriverApplyWriterP
+from processors.io.map_updating import (merge_map_p, update_map_p,
                                      update_map_with_entry_processor_p)
 
 
@@ -105,6 +105,6 @@ def test_writer_when_batches_sent_then_driver_applies_them_journalled_and_report
 def test_map_updating_docstring_examples_hold():
     import doctest
 
-    import processors.map_updating
+    import processors.io.map_updating
 
-    assert doctest.testmod(processors.map_updating).failed == 0
+    assert doctest.testmod(processors.io.map_updating).failed == 0

@@ -1,13 +1,13 @@
-"""The observable and reliable-topic sinks' driver side (``processors.observable_sinks``), without Spark: items
+"""The observable and reliable-topic sinks' driver side (``processors.io.observable_sinks``), without Spark: items
 published in order, the job's end forwarded to the observable, nothing forwarded to a topic."""
 
 from __future__ import annotations
 
 import doctest
 
-import processors.observable_sinks
-from dag.runtime.observables import Observable, ReliableTopic
-from processors.observable_sinks import write_observable_p, write_reliable_topic_p
+import processors.io.observable_sinks
+from dag.runtime.common.observables import Observable, ReliableTopic
+from processors.io.observable_sinks import write_observable_p, write_reliable_topic_p
 
 
 def test_observable_sink_when_items_then_job_end_then_future_gets_all_and_failure_is_forwarded():
@@ -32,4 +32,4 @@ def test_reliable_topic_sink_when_items_then_one_message_each():
 
 
 def test_observable_sinks_docstring_examples_hold():
-    assert doctest.testmod(processors.observable_sinks).failed == 0
+    assert doctest.testmod(processors.io.observable_sinks).failed == 0

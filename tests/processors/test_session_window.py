@@ -10,10 +10,10 @@ import pytest
 from processors import (MIN_WATERMARK, SAME_ITEMS_ANY_ORDER, AggregateOperation, Watermark, WindowResult,
                         aggregate_operation2, aggregate_to_session_window_p, counting, entry_key, entry_value,
                         to_list, verify_processor)
-from processors.context import Context
-from processors.inbox import Inbox
-from processors.outbox import Outbox
-from processors.session_window import CURRENT_WATERMARK
+from processors.api.context import Context
+from processors.api.inbox import Inbox
+from processors.api.outbox import Outbox
+from processors.windowing.session_window import CURRENT_WATERMARK
 
 W = Watermark
 

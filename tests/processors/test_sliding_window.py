@@ -11,10 +11,10 @@ from processors import (MIN_WATERMARK, AggregateOperation, TimestampedEntry, Tim
                         accumulate_by_frame_p, aggregate_operation2, aggregate_to_sliding_window_p,
                         combine_to_sliding_window_p, counting, entry, entry_key, sliding_win_policy, to_list, to_set,
                         tumbling_win_policy, verify_processor)
-from processors.context import Context
-from processors.inbox import Inbox
-from processors.outbox import Outbox
-from processors.sliding_window import NEXT_WIN_TO_EMIT
+from processors.api.context import Context
+from processors.api.inbox import Inbox
+from processors.api.outbox import Outbox
+from processors.windowing.sliding_window import NEXT_WIN_TO_EMIT
 
 W = Watermark
 KEY = 77

@@ -1,4 +1,4 @@
-"""Property: the whole-batch paths of the sliding-window processors (``processors.window_bulk``: ``counting()``
+"""Property: the whole-batch paths of the sliding-window processors (``processors.windowing.bulk``: ``counting()``
 counted per batch, timestamps in order cut into frames with bisect, out-of-order batches spanning frames on the
 per-item loop) give exactly the output of the per-item loop of an equivalent operation without the fast path,
 and drop the same late items; single stage and two stages, ``TimestampKind.EVENT`` and ``FRAME``."""
@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from processors import (AggregateOperation, TimestampKind, Watermark, accumulate_by_frame_p,
                         aggregate_to_sliding_window_p, combine_to_sliding_window_p, counting, entry_key,
                         entry_value, sliding_win_policy)
-from processors.context import Context
-from processors.inbox import Inbox
-from processors.outbox import Outbox
+from processors.api.context import Context
+from processors.api.inbox import Inbox
+from processors.api.outbox import Outbox
 
 # counting() without its fast_path hint: the per-item loop with Python functions
 PLAIN_COUNTING = AggregateOperation(lambda: 0, lambda acc, _item: acc + 1, lambda a, b: a + b, lambda a, b: a - b)

@@ -7,10 +7,10 @@ import pickle
 
 import pytest
 
-import processors.snapshot_keys as snapshot_keys
+import processors.api.snapshot_keys as snapshot_keys
 from dag.errors import DagValidationError
 from processors import BroadcastKey, SnapshotKey, broadcast_key
-from processors.snapshot_keys import partition_key_of
+from processors.api.snapshot_keys import partition_key_of
 
 
 def test_snapshot_keys_examples_hold():

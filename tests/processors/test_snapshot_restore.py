@@ -8,11 +8,11 @@ import pytest
 from snapshot_cycle import by_key, complete, emitted, feed, restore, save, start
 
 from dag.errors import ProcessorContractError
-from dag.runtime.snapshot_routing import RestoreRouter
+from dag.runtime.pipelined.snapshot_routing import RestoreRouter
 from edges.partitioner import Partitioner
 from processors import (Outbox, SourceBuilder, accumulate_by_key_p, aggregate_by_key_p, aggregate_p, counting,
                         peek_input_p, sort_p, summing, verify_processor)
-from processors.processor import Processor
+from processors.api.processor import Processor
 
 WORDS = [w for w in "a b c a b a d e f a g h b".split()]
 

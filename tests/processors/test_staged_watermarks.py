@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from processors import AbstractProcessor, Context, Watermark
-from processors.driver import drive
-from processors.staged_watermarks import DONE, InboundWatermarks, SenderWatermark, split_watermarks
+from processors.execution.staged import drive
+from processors.execution.staged_watermarks import DONE, InboundWatermarks, SenderWatermark, split_watermarks
 
 
 class Recording(AbstractProcessor):

@@ -7,15 +7,15 @@ import pickle
 import pytest
 
 from dag.errors import DagValidationError, ProcessorContractError
-from processors.context import Context
-from processors.context_factory import ContextFactory
-from processors.driver import drive
-from processors.processor import BatchTransform
-from processors.stateless import (
+from processors.api.context import Context
+from processors.api.context_factory import ContextFactory
+from processors.execution.staged import drive
+from processors.api.processor import BatchTransform
+from processors.library.stateless import (
     filter_p, filter_using_context_p, flat_map_p, flat_map_using_context_p, map_p, map_using_context_p, noop_p,
 )
 from processors.testing import verify_processor
-from processors.traverser import traverse_items
+from processors.api.traverser import traverse_items
 
 
 def driven(supplier, items, n_out=1):

@@ -1,4 +1,4 @@
-"""Generated tight loops (processors/stateless_loops.py): the same accumulators, counts and errors as running the
+"""Generated tight loops (processors/execution/stateless_loops.py): the same accumulators, counts and errors as running the
 built-in processors batch by batch and accumulating their output."""
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from processors import (
     to_list,
     whole_item,
 )
-from processors.context import Context
-from processors.outbox import Outbox
-from processors.stateless import MapP
-from processors.stateless_loops import FusedLoop, loop_kind
-from processors.traverser import traverse_items
+from processors.api.context import Context
+from processors.api.outbox import Outbox
+from processors.library.stateless import MapP
+from processors.execution.stateless_loops import FusedLoop, loop_kind
+from processors.api.traverser import traverse_items
 
 LINES = [["To be, or not to be", "", "that IS the question"], ["# comment", "Whether tis nobler"]]
 

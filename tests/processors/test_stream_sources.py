@@ -1,4 +1,4 @@
-"""stream_socket_p and stream_files_p (processors/stream_sources.py): line splitting, sockets, watched files."""
+"""stream_socket_p and stream_files_p (processors/io/text_streams.py): line splitting, sockets, watched files."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 from dag.errors import DagError, DagValidationError
 from processors import Context, Outbox, stream_files_p, stream_socket_p
-from processors.stream_sources import LineSplitter, is_stream_source
+from processors.io.text_streams import LineSplitter, is_stream_source
 from tests.support import complete_until
 
 # ------------------------------------------------------------------------------------------------ LineSplitter

@@ -6,9 +6,9 @@ import pytest
 
 from dag.errors import ProcessorContractError
 from processors import AbstractProcessor, Context, Processor
-from processors.coalescer import IDLE
-from processors.tasklet import NEEDS_INPUT, PROGRESS, ProcessorTasklet
-from processors.watermark import Watermark
+from processors.execution.coalescer import IDLE
+from processors.execution.tasklet import NEEDS_INPUT, PROGRESS, ProcessorTasklet
+from processors.api.watermark import Watermark
 
 
 class Recorder(AbstractProcessor):

@@ -8,7 +8,7 @@ import pytest
 
 from dag.config import ProcessingGuarantee
 from processors import Context, Inbox, Outbox, write_file_p
-from processors.transactional_files import TransactionalWriteFileP
+from processors.io.transactional_files import TransactionalWriteFileP
 
 EXACTLY_ONCE = ProcessingGuarantee.EXACTLY_ONCE
 

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from processors import (AggregateOperation, TimestampKind, Watermark, accumulate_by_frame_p,
                         aggregate_to_sliding_window_p, combine_to_sliding_window_p, counting, entry_key,
                         sliding_win_policy)
-from processors.context import Context
-from processors.inbox import Inbox
-from processors.outbox import Outbox
+from processors.api.context import Context
+from processors.api.inbox import Inbox
+from processors.api.outbox import Outbox
 
 
 def _start(supplier):

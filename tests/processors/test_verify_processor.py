@@ -16,7 +16,7 @@ from processors import (
     traverse_iterable,
     verify_processor,
 )
-from processors.processor import BatchTransform
+from processors.api.processor import BatchTransform
 from processors.testing import TestMode
 
 

@@ -1,5 +1,5 @@
 """Watermark and emission policies: Jet's WatermarkPolicies_* and WatermarkEmissionPolicyTest vectors (V6-V18),
-time driven through processors.clock."""
+time driven through processors.api.clock."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from processors import (MIN_WATERMARK, emit_by_frame, emit_by_min_step, limiting_lag, limiting_lag_and_delay,
                         limiting_lag_and_lull, limiting_timestamp_and_wall_clock_lag, no_throttling,
                         tumbling_win_policy)
-from processors.clock import ManualClock, use_clock
-from processors.watermark_policies import _LimitingLagAndDelay
+from processors.api.clock import ManualClock, use_clock
+from processors.windowing.watermark_policies import _LimitingLagAndDelay
 
 MIN = MIN_WATERMARK
 

@@ -1,4 +1,4 @@
-"""The whole-batch helpers of the sliding-window processors (``processors.window_bulk``) against per-item
+"""The whole-batch helpers of the sliding-window processors (``processors.windowing.bulk``) against per-item
 references: ``frame_runs`` cuts a batch as the per-item loop groups it into frames, and ``stamped_chunks`` makes
 the window's ``TimestampedEntry`` outputs in the window's order."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from processors.window_bulk import frame_runs, stamped_chunks
-from processors.windows import TimestampedEntry
+from processors.windowing.bulk import frame_runs, stamped_chunks
+from processors.windowing.definitions import TimestampedEntry
 
 
 def _frame(ts: int, size: int, shift: int, offset: int) -> int:

@@ -10,7 +10,7 @@ import pytest
 
 from processors import (MIN_WATERMARK, BroadcastKey, TimestampedEntry, TimestampKind, WindowResult, broadcast_key,
                         entry_key, entry_value, sliding_win_policy, tumbling_win_policy)
-from processors.windows import MAX_TIMESTAMP, SlidingWindowPolicy
+from processors.windowing.definitions import MAX_TIMESTAMP, SlidingWindowPolicy
 
 MIN, MAX = MIN_WATERMARK, MAX_TIMESTAMP
 

@@ -1,4 +1,4 @@
-"""The authenticated channel (dag/runtime/channel.py): handshake, frames, the driver's message server."""
+"""The authenticated channel (dag/runtime/common/channel.py): handshake, frames, the driver's message server."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from dag.runtime.channel import (
+from dag.runtime.common.channel import (
     AuthenticationError, ChannelClient, DriverChannel, FrameSocket, bind_host, client_handshake, connect, new_secret,
     server_handshake,
 )

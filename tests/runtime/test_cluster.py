@@ -1,4 +1,4 @@
-"""The engine's cluster settings without a cluster (dag/runtime/cluster.py, session settings): the shipped zip
+"""The engine's cluster settings without a cluster (dag/runtime/common/cluster.py, session settings): the shipped zip
 of jetspark's packages, the executors' Python, python_env_archive, EngineConfig.secure, a master URL nobody
 answers, and the sentence for a failing executor Python. No JVM starts here."""
 
@@ -14,10 +14,10 @@ import zipfile
 import pytest
 
 from dag import DagError, DagValidationError, Engine, EngineConfig
-from dag.runtime.cluster import (SECRET_ENV, archive_conf, check_master_answers, executor_python,
+from dag.runtime.common.cluster import (SECRET_ENV, archive_conf, check_master_answers, executor_python,
                                  explain_python_failure, package_zip, security_conf)
-from dag.runtime.failures import summarize_spark_error
-from dag.runtime.session import _defaults
+from dag.runtime.common.failures import summarize_spark_error
+from dag.runtime.common.session import _defaults
 from tests.support import free_base_port
 
 STANDALONE = "spark://head:7077"
@@ -42,9 +42,9 @@ def no_ambient_settings(monkeypatch):
 def test_package_zip_when_built_then_holds_every_package_and_is_reused_until_content_changes(tmp_path):
     path = package_zip(str(tmp_path))
     names = zipfile.ZipFile(path).namelist()
-    for package in ("dag", "edges", "processors", "pipeline", "connectors", "jetspark_cli"):
+    for package in ("dag", "edges", "processors", "pipeline", "connectors", "jetspark_cli", "jetspark_base"):
         assert f"{package}/__init__.py" in names
-    assert "dag/runtime/cluster.py" in names and not any("__pycache__" in n for n in names)
+    assert "dag/runtime/common/cluster.py" in names and not any("__pycache__" in n for n in names)
     assert package_zip(str(tmp_path)) == path  # same content: same file, not rebuilt
     assert len(os.listdir(tmp_path)) == 1
 
@@ -192,7 +192,7 @@ class _NoExecutors:
 
 
 def test_detect_members_when_standalone_master_gives_no_executor_then_error_names_master_and_causes():
-    from dag.runtime.session import detect_members
+    from dag.runtime.common.session import detect_members
 
     started = time.monotonic()
     with pytest.raises(DagError, match=r"no executor of the Spark master spark://head:7077 registered within 0 s"
@@ -204,9 +204,9 @@ def test_detect_members_when_standalone_master_gives_no_executor_then_error_name
 def test_cluster_module_docstring_examples_hold():
     import doctest
 
-    import dag.runtime.cluster
+    import dag.runtime.common.cluster
 
-    result = doctest.testmod(dag.runtime.cluster)
+    result = doctest.testmod(dag.runtime.common.cluster)
     assert result.failed == 0 and result.attempted > 0
 
 

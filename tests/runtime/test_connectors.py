@@ -8,7 +8,7 @@ import uuid
 import pytest
 
 from dag import DAG, DagValidationError, JobFailedError
-from dag.runtime import native_io
+from dag.runtime.staged import native_io
 from edges import between
 from processors import (
     SinkBuilder,

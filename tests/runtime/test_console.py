@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from dag.errors import JobFailedError
-from dag.runtime import session
+from dag.runtime.common import session
 from jetspark_cli.main import _job_failure
 
 REPO = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""The Dealer of a driver source (dag/runtime/dealer.py): every entry dealt once, in order, replayed to retries."""
+"""The Dealer of a driver source (dag/runtime/staged/dealer.py): every entry dealt once, in order, replayed to retries."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import threading
 
 import pytest
 
-from dag.runtime.channel import ChannelClient
-from dag.runtime.dealer import TOPIC, Dealer, dealt_chunks
-from dag.runtime.jobchannel import JobChannel
+from dag.runtime.common.channel import ChannelClient
+from dag.runtime.staged.dealer import TOPIC, Dealer, dealt_chunks
+from dag.runtime.common.jobchannel import JobChannel
 
 
 def _drain(dealer: Dealer, g: int) -> list[list]:

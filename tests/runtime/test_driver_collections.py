@@ -1,4 +1,4 @@
-"""Driver-side collections (dag/runtime/driver_collections.py): every map's bounded per-partition event journal."""
+"""Driver-side collections (dag/runtime/common/driver_collections.py): every map's bounded per-partition event journal."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import copy
 import logging
 import pickle
 
-from dag.runtime.driver_collections import DriverCollections, JournaledMap, MapJournal
+from dag.runtime.common.driver_collections import DriverCollections, JournaledMap, MapJournal
 from edges.partitioner import Partitioner
-from processors.event_journal import EventJournalMapEvent, EventType
+from processors.io.event_journal import EventJournalMapEvent, EventType
 
 
 def _all_events(journal: MapJournal) -> list:

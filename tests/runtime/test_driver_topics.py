@@ -1,4 +1,4 @@
-"""The driver's collection topics (dag/runtime/driver_topics.py), served over a real DriverChannel in-process."""
+"""The driver's collection topics (dag/runtime/common/driver_topics.py), served over a real DriverChannel in-process."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import threading
 
 import pytest
 
-from dag.runtime.channel import ChannelClient, DriverChannel, new_secret
-from dag.runtime.driver_collections import DriverCollections
-from dag.runtime.driver_topics import register_collection_topics, slice_bounds
-from processors import driver_protocol as topics
-from processors.event_journal import EventType, JournalInitialPosition
+from dag.runtime.common.channel import ChannelClient, DriverChannel, new_secret
+from dag.runtime.common.driver_collections import DriverCollections
+from dag.runtime.common.driver_topics import register_collection_topics, slice_bounds
+from processors.io import driver_protocol as topics
+from processors.io.event_journal import EventType, JournalInitialPosition
 
 
 @contextlib.contextmanager

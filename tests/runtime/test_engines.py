@@ -11,7 +11,7 @@ import pytest
 
 from dag import Engine, EngineConfig
 from dag.errors import DagValidationError
-from dag.runtime.sharing import check_alive
+from dag.runtime.common.sharing import check_alive
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(REPO / "examples"), str(REPO / "tests" / "examples")]

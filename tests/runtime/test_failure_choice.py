@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from types import SimpleNamespace
 
-from dag.runtime.failures import ID_PREFIX
+from dag.runtime.common.failures import ID_PREFIX
 from dag.runtime.pipelined.restarts import CAUSE_WAIT, SnapshotRun
 
 LINK = {"id": "a" * 32, "exc_type": "ConnectionError", "restartable": True, "vertex": "items"}

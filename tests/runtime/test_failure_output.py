@@ -18,7 +18,7 @@ import pytest
 
 from dag import (CancellationError, DAG, ExecutionMode, JobConfig, JobFailedError, ProcessingGuarantee,
                  RestartableError)
-from dag.runtime.failures import ID_PREFIX, decode_failure, spark_is_cause, summarize_spark_error
+from dag.runtime.common.failures import ID_PREFIX, decode_failure, spark_is_cause, summarize_spark_error
 from edges import between
 from processors import map_p, write_list_p
 from tests.support import counter_stream, running, unique, wait_for
@@ -43,9 +43,9 @@ class FakeChannel:
 
 @pytest.mark.parametrize("text,is_cause", [
     (CANCELLED, False),
-    (f"PythonException: dag.runtime.failures.TaskFailure: ValueError in vertex 'parse' processor #0 "
+    (f"PythonException: dag.runtime.common.failures.TaskFailure: ValueError in vertex 'parse' processor #0 "
      f"[{ID_PREFIX}{'ab' * 16}]", False),
-    ("dag.runtime.failures.TaskFailure: ValueError in vertex 'parse' processor #0: bad", False),
+    ("dag.runtime.common.failures.TaskFailure: ValueError in vertex 'parse' processor #0: bad", False),
     (EXECUTOR_LOST, True),
     ("java.lang.OutOfMemoryError: Java heap space", True),
     ("org.apache.spark.SparkException: Python worker exited unexpectedly (crashed)", True),
@@ -127,7 +127,7 @@ def test_plain_script_when_processor_raises_then_user_traceback_and_message_in_f
         assert "direct cause" not in printed and "During handling" not in printed, printed
         assert 'line 8, in parse\n    return int("x" + str(x))' in printed, printed
         assert "JobFailedError: Job 'job-" in printed and "ValueError in vertex 'parse'" in printed, printed
-        assert "processors/" not in printed and "dag/runtime/task.py" not in printed, printed  # jetspark's frames
+        assert "processors/" not in printed and "dag/runtime/staged/task.py" not in printed, printed  # jetspark's frames
 
 
 @pytest.mark.spark

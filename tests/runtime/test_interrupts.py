@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from dag.runtime.interrupts import InterruptGuard
+from dag.runtime.common.interrupts import InterruptGuard
 
 
 class FakeJob:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from dag import EngineConfig
-from dag.runtime.cluster import on_this_machine
-from dag.runtime.session import _defaults
+from dag.runtime.common.cluster import on_this_machine
+from dag.runtime.common.session import _defaults
 
 
 def _listening_ipv4() -> dict[int, str]:
@@ -60,7 +60,7 @@ def test_engine_when_local_then_driver_ports_bound_to_loopback_only(engine):
 
 def test_defaults_when_local_master_then_driver_memory_sized_for_long_lines(monkeypatch):
     """Spark's 1 GB driver heap died on a 200 MB line (read_text_p); local mode now sizes it, the user wins."""
-    from dag.runtime.session import local_driver_memory
+    from dag.runtime.common.session import local_driver_memory
 
     monkeypatch.delenv("SPARK_DRIVER_MEMORY", raising=False)
     memory = _defaults(EngineConfig(master="local[2]"))["spark.driver.memory"]

@@ -1,4 +1,4 @@
-"""The engine's observables and reliable topics on the driver (``dag.runtime.observables``), without Spark:
+"""The engine's observables and reliable topics on the driver (``dag.runtime.common.observables``), without Spark:
 replay to late observers, completion and failure, futures, blocking iteration, destroy, listener order."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from dag.runtime.driver_collections import DriverCollections
-from dag.runtime.observables import Observable, ReliableTopic
+from dag.runtime.common.driver_collections import DriverCollections
+from dag.runtime.common.observables import Observable, ReliableTopic
 
 
 class _Recorder:
@@ -113,6 +113,6 @@ def test_reliable_topic_when_published_then_each_listener_gets_each_message_once
 def test_observables_docstring_examples_hold():
     import doctest
 
-    import dag.runtime.observables
+    import dag.runtime.common.observables
 
-    assert doctest.testmod(dag.runtime.observables).failed == 0
+    assert doctest.testmod(dag.runtime.common.observables).failed == 0

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import threading
 
-from dag.planner.model import EdgeOp, Route
+from dag.planner.physical_plan import EdgeOp, Route
 from dag.runtime.pipelined.queues import DONE, Queue
 from dag.runtime.pipelined.runner import ProcessorRunner, _Outbound
-from dag.runtime.senders import Router, SenderSpec
+from dag.runtime.common.senders import Router, SenderSpec
 from processors import AbstractProcessor, Context
-from processors.tasklet import ProcessorTasklet
+from processors.execution.tasklet import ProcessorTasklet
 
 
 class Untouchable(AbstractProcessor):

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import dag.runtime.senders as senders
+import dag.runtime.common.senders as senders
 from dag.errors import DagValidationError
 from dag.planner import EdgeOp, Route
-from dag.runtime.senders import Router, SenderSpec
+from dag.runtime.common.senders import Router, SenderSpec
 from edges import Partitioner
 
 

@@ -13,9 +13,9 @@ from dag.errors import DagValidationError
 from dag.planner import EdgeOp, Route, plan_dag
 import pytest
 
-from dag.runtime.failures import decode_failure, encode_failure, mark_origin
-from dag.runtime.jobchannel import JobChannel
-from dag.runtime.senders import SenderSpec, send
+from dag.runtime.common.failures import decode_failure, encode_failure, mark_origin
+from dag.runtime.common.jobchannel import JobChannel
+from dag.runtime.common.senders import SenderSpec, send
 from edges import Partitioner, between
 from processors import accumulate_by_key_p, combine_by_key_p, counting, entry_key, noop_p, whole_item
 
@@ -86,7 +86,7 @@ def test_send_when_combine_mode_then_accumulators_merged():
 
 
 def test_plan_then_senders_built_from_edge_plans():
-    from dag.runtime.senders import sender_spec
+    from dag.runtime.common.senders import sender_spec
 
     dag = DAG()
     a = dag.new_vertex("a", noop_p())
@@ -119,7 +119,7 @@ def test_failure_when_reported_on_channel_then_decoded_by_id_without_jvm_text():
         assert abs(stored[0]["time"] - time.time()) < 60  # when it was reported: a restart's timeline starts there
         noise = ("py4j.protocol.Py4JJavaError: An error occurred while calling o123.count.\n"
                  "org.apache.spark.SparkException: Job aborted due to stage failure: ... Traceback ...\n"
-                 f"dag.runtime.failures.TaskFailure: {failure}\n\tat org.apache.spark.api.python.PythonRunner...")
+                 f"dag.runtime.common.failures.TaskFailure: {failure}\n\tat org.apache.spark.api.python.PythonRunner...")
         decoded = decode_failure(RuntimeError(noise), "wc", channel)
         assert isinstance(decoded, JobFailedError)
         assert (decoded.vertex, decoded.processor_index, decoded.exc_type, decoded.exc_message) == \
@@ -165,14 +165,14 @@ def test_summary_when_executor_lost_then_cause_and_exit_code_named_and_spark_err
         "failure: Task 3 in stage 2.0 failed 4 times, most recent failure: Lost task 3.3 in stage 2.0 (TID 40) "
         "(127.0.0.1 executor 1): ExecutorLostFailure (executor 1 exited caused by one of the running tasks) "
         "Reason: Command exited with code 137\n\tat org.apache.spark...")
-    from dag.runtime.failures import summarize_spark_error
+    from dag.runtime.common.failures import summarize_spark_error
 
     err = summarize_spark_error(spark, "wc")
     assert "an executor was lost (exit code 137)" in str(err) and err.__cause__ is spark
 
 
 def test_summary_when_jvm_out_of_memory_then_setting_to_raise_named():
-    from dag.runtime.failures import summarize_spark_error
+    from dag.runtime.common.failures import summarize_spark_error
 
     err = summarize_spark_error(RuntimeError("java.lang.OutOfMemoryError: Java heap space"), "wc")
     assert "ran out of memory" in str(err) and "spark.driver.memory" in str(err)
@@ -201,8 +201,8 @@ def test_partition_of_when_key_none_then_null_key_error():
 
 
 def test_failure_when_infrastructure_then_record_restartable_and_task_index_read_from_spark_words():
-    from dag.runtime.failures import failed_task_index, mark_infrastructure
-    from dag.runtime.snapshot_coordinator import is_restartable
+    from dag.runtime.common.failures import failed_task_index, mark_infrastructure
+    from dag.runtime.pipelined.snapshot_coordinator import is_restartable
 
     stored = []
     channel = JobChannel("local[2]", on_failure=stored.append)

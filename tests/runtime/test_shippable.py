@@ -9,7 +9,7 @@ import pytest
 
 from dag import DAG
 from dag.errors import DagValidationError
-from dag.runtime.shippable import check_shippable, find_unpicklable
+from dag.runtime.common.shippable import check_shippable, find_unpicklable
 from edges import between
 from processors import AbstractProcessor, map_p, noop_p, read_list_p
 

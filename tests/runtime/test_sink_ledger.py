@@ -5,8 +5,8 @@ from __future__ import annotations
 import doctest
 import random
 
-import dag.runtime.sink_ledger as sink_ledger
-from dag.runtime.sink_ledger import SinkLedger
+import dag.runtime.pipelined.sink_ledger as sink_ledger
+from dag.runtime.pipelined.sink_ledger import SinkLedger
 
 LIST = ("list", "out")
 

@@ -6,11 +6,11 @@ import doctest
 
 import pytest
 
-import dag.runtime.snapshot_coordinator as snapshot_coordinator
+import dag.runtime.pipelined.snapshot_coordinator as snapshot_coordinator
 from dag.errors import JobFailedError
-from dag.runtime.sink_ledger import SinkLedger
-from dag.runtime.snapshot_coordinator import RestartPolicy, SnapshotCoordinator, completed_on_restore, is_restartable
-from dag.runtime.snapshot_store import SnapshotStore
+from dag.runtime.pipelined.sink_ledger import SinkLedger
+from dag.runtime.pipelined.snapshot_coordinator import RestartPolicy, SnapshotCoordinator, completed_on_restore, is_restartable
+from dag.runtime.pipelined.snapshot_store import SnapshotStore
 
 
 @pytest.fixture

@@ -6,9 +6,9 @@ import doctest
 
 from hypothesis import given, strategies as st
 
-import dag.runtime.snapshot_routing as snapshot_routing
+import dag.runtime.pipelined.snapshot_routing as snapshot_routing
 from dag import DAG
-from dag.runtime.snapshot_routing import restore_router, route_restored_entries
+from dag.runtime.pipelined.snapshot_routing import restore_router, route_restored_entries
 from edges import between
 from edges.partitioner import Partitioner
 from processors import SnapshotKey, broadcast_key, noop_p

@@ -7,9 +7,9 @@ import os
 
 import pytest
 
-import dag.runtime.snapshot_store as snapshot_store
+import dag.runtime.pipelined.snapshot_store as snapshot_store
 from dag.errors import DagValidationError, JobFailedError
-from dag.runtime.snapshot_store import COMPLETE_MARKER, SnapshotStore, resolve_snapshot_dir
+from dag.runtime.pipelined.snapshot_store import COMPLETE_MARKER, SnapshotStore, resolve_snapshot_dir
 
 SECRET = b"s" * 32
 

@@ -348,7 +348,7 @@ def test_suspend_resume_restart_when_stream_job_then_output_contiguous_and_exact
 
 
 def test_suspend_when_terminal_snapshot_fails_then_suspends_and_resumes_from_last_complete(engine, monkeypatch, caplog):
-    from dag.runtime.snapshot_coordinator import SnapshotCoordinator
+    from dag.runtime.pipelined.snapshot_coordinator import SnapshotCoordinator
 
     dag = DAG()
     source = dag.new_vertex("ticks", counter_stream("ticks", pause=0.005))

@@ -20,9 +20,9 @@ from processors import (AbstractProcessor, SourceBuilder, TimestampKind, Waterma
                         counting, emit_by_frame, entry_key, insert_watermarks_p, limiting_lag,
                         limiting_lag_and_lull, map_p, no_throttling, sliding_win_policy, tumbling_win_policy,
                         wm_gen_params, write_list_p)
-from dag.planner.model import EdgeOp, Route
-from dag.runtime.senders import SenderSpec, send, senders_of
-from processors.staged_watermarks import DONE, SenderWatermark
+from dag.planner.physical_plan import EdgeOp, Route
+from dag.runtime.common.senders import SenderSpec, send, senders_of
+from processors.execution.staged_watermarks import DONE, SenderWatermark
 from tests.support import unique
 
 SLIDING = sliding_win_policy(2000, 1000)

@@ -5,7 +5,7 @@
 staged runtime does; driver-side collections through their ``live_supplier()``; ``Context.unbounded`` True
 when the DAG has a stream source), waits for free slots and runs
 the one barrier stage ``sc.parallelize(range(T), T).barrier().mapPartitions`` whose tasks run
-:class:`~dag.runtime.pipelined.worker.Worker`. The job's :class:`~dag.runtime.jobchannel.JobChannel` (per-job
+:class:`~dag.runtime.pipelined.worker.Worker`. The job's :class:`~dag.runtime.common.jobchannel.JobChannel` (per-job
 secret; failures as JSON records, the driver-side collection topics) also serves:
 
 - ``jetspark.status`` (request, every task every ``POLL_SECONDS``): live metrics in; reply ``{"stop": bool}``,
@@ -43,16 +43,16 @@ import time
 import uuid
 from typing import Any
 
-from dag.errors import JobFailedError
-from dag.runtime.failures import failed_task_index, summarize_spark_error
-from dag.planner.model import VertexKind
-from dag.runtime.build import PlanRun
+from jetspark_base.errors import JobFailedError
+from dag.runtime.common.failures import failed_task_index, summarize_spark_error
+from dag.planner.physical_plan import VertexKind
+from dag.runtime.staged.build import PlanRun
 from dag.runtime.pipelined.layout import Layout, make_layout
 from dag.config import ProcessingGuarantee
 from dag.runtime.pipelined.restarts import SnapshotRun
 from dag.runtime.pipelined.suspension import Suspension
 from dag.runtime.pipelined.worker import ADDRESS_TOPIC, EXCHANGE_WAIT, Worker, WorkerSpec
-from processors.stream_sources import is_stream_source
+from processors.io.text_streams import is_stream_source
 
 __all__ = ["PipelinedRun", "StageFunction", "SLOT_WAIT_SECONDS", "STOP_GRACE", "PEER_REPORT_WAIT",
            "TASK_SILENCE_SECONDS", "free_slots", "task_count", "wait_for_slots"]
@@ -205,7 +205,7 @@ class PipelinedRun:
 
     def progress_lines(self) -> list[str]:
         """One progress line: items/s emitted (sinks: received) per vertex since the last call."""
-        from dag.runtime.metrics import EMITTED, RECEIVED
+        from dag.runtime.common.metrics import EMITTED, RECEIVED
 
         now, totals = time.monotonic(), {}
         for (vertex, _, metric, _), n in self.metrics().items():
@@ -275,7 +275,7 @@ class PipelinedRun:
                 return
 
     def _worker_spec(self) -> WorkerSpec:
-        from dag.runtime.logforward import driver_level
+        from dag.runtime.common.logforward import driver_level
 
         suppliers = {}
         levels = {vp.name: [driver_level(f"jetspark.{vp.name}#{g}") for g in range(vp.total_parallelism)]

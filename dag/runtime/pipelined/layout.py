@@ -3,7 +3,7 @@
 A pipelined job is one barrier stage of ``T`` tasks, ``T // M`` per member (``M`` members). Processor ``g`` of a
 vertex with local parallelism ``L`` belongs to member ``m = g // L`` (as in the staged runtime) and runs in task
 ``m * (T // M) + (g % L) % (T // M)``, so a member's processors never leave that member's tasks and a local edge
-never leaves its member. Routing is the staged runtime's (:class:`dag.runtime.senders.Router` over the planner's
+never leaves its member. Routing is the staged runtime's (:class:`dag.runtime.common.senders.Router` over the planner's
 ``EdgePlan.route``): the plan is made with pre-aggregation and accumulate fusion switched off, since every
 processor runs as written. An edge between two processors of one task is an in-memory queue; otherwise it goes
 over the TCP link between the two tasks.
@@ -17,9 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from dag.errors import DagValidationError
-from dag.planner.model import EdgeOp, PhysicalPlan, VertexKind
-from dag.runtime.senders import SenderSpec, candidates, sender_spec
+from jetspark_base.errors import DagValidationError
+from dag.planner.physical_plan import EdgeOp, PhysicalPlan, VertexKind
+from dag.runtime.common.senders import SenderSpec, candidates, sender_spec
 
 __all__ = ["task_of", "EdgeLayout", "VertexLayout", "Layout", "make_layout", "explain_layout"]
 

@@ -1,6 +1,6 @@
-"""TCP links between the tasks of a pipelined job (pure Python; sockets from ``dag/runtime/channel.py``).
+"""TCP links between the tasks of a pipelined job (pure Python; sockets from ``dag/runtime/common/channel.py``).
 
-Each task listens on one port (:func:`dag.runtime.channel.bind_host` address) and, once the tasks have
+Each task listens on one port (:func:`dag.runtime.common.channel.bind_host` address) and, once the tasks have
 exchanged addresses through the driver (``worker.py``), connects to every other task; every
 connection passes the channel's HMAC handshake with the job's secret before one byte is unpickled. The listening
 socket closes as soon as every peer connected (and at once on ``close()``: no accept poll to wait out).
@@ -28,7 +28,7 @@ import time
 from collections import deque
 from typing import Any, Callable
 
-from dag.runtime.channel import AuthenticationError, FrameSocket, connect, server_handshake
+from dag.runtime.common.channel import AuthenticationError, FrameSocket, connect, server_handshake
 
 __all__ = ["Links", "LINK_ENTRIES"]
 

@@ -1,7 +1,7 @@
 """Bounded queues between processors and the inbound side of an edge (pure Python).
 
 Every (sender processor, receiver processor, inbound ordinal) pair of an edge has one :class:`Queue`: a
-``deque`` of *entries*, each a list of items, a :class:`~processors.watermark.Watermark` or the end-of-stream
+``deque`` of *entries*, each a list of items, a :class:`~processors.api.watermark.Watermark` or the end-of-stream
 mark :data:`DONE`. A queue is bounded by :data:`QUEUE_ENTRIES` entries (each list at most the edge's queue
 size, since an outbox bucket never holds more); a sender whose target queue is full keeps the entry pending
 and retries, and does not step its processor meanwhile: back-pressure from the slowest consumer to the source.
@@ -11,7 +11,7 @@ and retries, and does not step its processor meanwhile: back-pressure from the s
 :class:`InboundEdge` drains the queues of one inbound edge of a processor into its tasklet in turn, one entry
 per queue per round, coalescing the queues' watermarks (Jet's queue level, ``jet-streaming.md`` 7.1): a
 coalesced watermark ends the round, so the items that preceded it are processed first. Snapshot barriers
-(``barriers_aligned`` not None) are aligned over the queues the same way (``processors/barrier.py``): the edge
+(``barriers_aligned`` not None) are aligned over the queues the same way (``processors/execution/barrier.py``): the edge
 hands a barrier to the tasklet once every open queue delivered it; aligned, a queue that delivered it is not
 drained meanwhile.
 """
@@ -22,9 +22,9 @@ import threading
 from collections import deque
 from typing import Any
 
-from processors.barrier import BarrierAligner, SnapshotBarrier
-from processors.coalescer import WatermarkCoalescer
-from processors.watermark import Watermark
+from processors.execution.barrier import BarrierAligner, SnapshotBarrier
+from processors.execution.coalescer import WatermarkCoalescer
+from processors.api.watermark import Watermark
 
 __all__ = ["DONE", "QUEUE_ENTRIES", "Queue", "InboundEdge"]
 

@@ -4,10 +4,10 @@
 ``processing_guarantee`` is ``EXACTLY_ONCE`` or ``AT_LEAST_ONCE`` and runs it:
 
 - **store**: ``EngineConfig.snapshot_dir`` (a temporary directory in local mode, deleted with the job; required
-  on a cluster), one :class:`~dag.runtime.snapshot_store.SnapshotStore` per job, cleared when the job is
+  on a cluster), one :class:`~dag.runtime.pipelined.snapshot_store.SnapshotStore` per job, cleared when the job is
   submitted so that nothing of an older job is ever restored;
 - **snapshots**: a ticker thread per execution starts snapshot ``n`` every ``snapshot_interval_ms`` after the
-  previous one completed (:class:`~dag.runtime.snapshot_coordinator.SnapshotCoordinator`); the tasks learn it from
+  previous one completed (:class:`~dag.runtime.pipelined.snapshot_coordinator.SnapshotCoordinator`); the tasks learn it from
   their status poll (reply ``snapshot``), the sources save and emit barrier ``n``, every processor saves once the
   barrier is aligned and reports (``SNAPSHOT_TOPIC``); when all reported the snapshot is marked complete, older
   ones are deleted, the driver-side sinks publish what it covers, and phase 2 goes out (reply ``finish``:
@@ -15,7 +15,7 @@
 - **restarts**: when an execution fails with a ``RestartableError`` or an infrastructure failure (a lost task,
   Python worker or executor, a broken link) the job restarts from the last complete snapshot: incomplete
   snapshots are deleted, the staged sink items after it dropped, and a new barrier stage starts whose tasks
-  restore their processors' routed entries; :class:`~dag.runtime.snapshot_coordinator.RestartPolicy` stops after
+  restore their processors' routed entries; :class:`~dag.runtime.pipelined.snapshot_coordinator.RestartPolicy` stops after
   ``JobConfig.max_restarts`` restarts in a row, failing the job with the last error. Restarts are logged
   (logger ``jetspark.snapshots``), counted (``job.metrics().restarts``) and listed with their causes
   (``job.metrics().restart_log``). A cancelled job never restarts;
@@ -31,7 +31,7 @@
   snapshot is rolled back like after a failure), and ``resume`` starts a new execution from that snapshot (if it
   fails or times out, the job suspends anyway and resumes from the last complete one, as in Jet);
   ``restart`` is both;
-- **driver-side sinks** of an EXACTLY_ONCE job stage their items in a :class:`~dag.runtime.sink_ledger.SinkLedger`
+- **driver-side sinks** of an EXACTLY_ONCE job stage their items in a :class:`~dag.runtime.pipelined.sink_ledger.SinkLedger`
   (``STAGE_TOPIC``), sealed per snapshot (``SEAL_TOPIC``); a completed job publishes what remains.
 """
 
@@ -45,17 +45,17 @@ import uuid
 from typing import Any
 
 from dag.config import ProcessingGuarantee
-from dag.errors import JobFailedError
-from dag.runtime.failures import _ID_RE, ID_PREFIX, RECORD_WAIT, _text
-from dag.runtime.metrics import RestartRecord
+from jetspark_base.errors import JobFailedError
+from dag.runtime.common.failures import _ID_RE, ID_PREFIX, RECORD_WAIT, _text
+from dag.runtime.common.metrics import RestartRecord
 from dag.runtime.pipelined.snapshots import SNAPSHOT_TOPIC, SnapshotSpec
 from dag.runtime.pipelined.suspension import CANCELLED, Suspension
-from dag.runtime.sink_ledger import SinkLedger
-from dag.runtime.snapshot_coordinator import RestartPolicy, SnapshotCoordinator, completed_on_restore
-from dag.runtime.snapshot_routing import RestoreRouter, restore_router
-from dag.runtime.snapshot_store import SnapshotStore, resolve_snapshot_dir
+from dag.runtime.pipelined.sink_ledger import SinkLedger
+from dag.runtime.pipelined.snapshot_coordinator import RestartPolicy, SnapshotCoordinator, completed_on_restore
+from dag.runtime.pipelined.snapshot_routing import RestoreRouter, restore_router
+from dag.runtime.pipelined.snapshot_store import SnapshotStore, resolve_snapshot_dir
 from edges.partitioner import Partitioner
-from processors.driver_protocol import SINK_SEAL, SINK_STAGE
+from processors.io.driver_protocol import SINK_SEAL, SINK_STAGE
 
 __all__ = ["SnapshotRun", "SNAPSHOT_TIMEOUT", "TICK_SECONDS"]
 
@@ -187,7 +187,7 @@ class SnapshotRun(Suspension):
     def _publish_applied(self, vertex: str, items: list) -> None:
         """Apply a driver-applied sink's staged batch; a user function's failure is stored as the job's failure
         (not restartable: a replay would fail again) and raised."""
-        from dag.runtime.driver_topics import apply_on_driver
+        from dag.runtime.common.driver_topics import apply_on_driver
 
         try:
             apply_on_driver(self.job.dag, self.engine._collections, vertex, items)  # noqa: SLF001

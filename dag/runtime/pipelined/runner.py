@@ -1,8 +1,8 @@
 """The processors of one task: their tasklets, queues, senders, and the scheduler that runs them.
 
-:class:`ProcessorRunner` wraps one :class:`~processors.tasklet.ProcessorTasklet`: before a step it feeds the
+:class:`ProcessorRunner` wraps one :class:`~processors.execution.tasklet.ProcessorTasklet`: before a step it feeds the
 tasklet from its inbound edges (only the current priority group, only when the tasklet wants input); after a
-step it routes the output with the edge's :class:`~dag.runtime.senders.Router` (watermarks go to every candidate,
+step it routes the output with the edge's :class:`~dag.runtime.common.senders.Router` (watermarks go to every candidate,
 in order with the items) and offers each entry to the target queue, a local :class:`Queue` or a TCP link. An
 entry that does not fit stays pending, and the tasklet is not stepped until every pending entry left: that is
 the back-pressure. When the tasklet is done the runner sends ``DONE`` to every candidate of every outbound edge.
@@ -24,16 +24,16 @@ import threading
 from collections import deque
 from typing import Any, Callable
 
-from dag.runtime.failures import mark_infrastructure, mark_origin
-from dag.runtime.metrics import EMITTED, LAST_FORWARDED_WM, QUEUES_CAPACITY, QUEUES_SIZE, RECEIVED
+from dag.runtime.common.failures import mark_infrastructure, mark_origin
+from dag.runtime.common.metrics import EMITTED, LAST_FORWARDED_WM, QUEUES_CAPACITY, QUEUES_SIZE, RECEIVED
 from dag.runtime.pipelined.links import Links
 from dag.runtime.pipelined.queues import DONE, QUEUE_ENTRIES, InboundEdge, Queue
 from dag.runtime.pipelined.snapshots import StampedClient, TaskSnapshots
-from dag.runtime.senders import Router
-from processors.barrier import SnapshotBarrier
-from processors.driver import back_off_seconds
-from processors.tasklet import PROGRESS, ProcessorTasklet, close_processor
-from processors.watermark import Watermark
+from dag.runtime.common.senders import Router
+from processors.execution.barrier import SnapshotBarrier
+from processors.execution.staged import back_off_seconds
+from processors.execution.tasklet import PROGRESS, ProcessorTasklet, close_processor
+from processors.api.watermark import Watermark
 
 __all__ = ["ProcessorRunner", "TaskRunners", "MAX_IDLE_WAIT"]
 
@@ -208,7 +208,7 @@ class TaskRunners:
 
     # ------------------------------------------------------------------ building
     def _contexts(self, vertex: Any, g: int, driver: Any) -> tuple[Any, Any]:
-        from processors.context import Context
+        from processors.api.context import Context
 
         lp, members = vertex.local_parallelism, self.layout.members
         common = dict(vertex_name=vertex.name, job_id=self.spec.job_id, total_parallelism=lp * members,

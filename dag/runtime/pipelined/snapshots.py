@@ -3,7 +3,7 @@ driver's instructions as the status poll brings them (pure Python).
 
 - :class:`SnapshotSpec` (in the :class:`~dag.runtime.pipelined.worker.WorkerSpec`): alignment (exactly-once),
   the store's directory and job key, and for a restart the snapshot to restore, one
-  :class:`~dag.runtime.snapshot_routing.RestoreRouter` per vertex and the processors that had completed.
+  :class:`~dag.runtime.pipelined.snapshot_routing.RestoreRouter` per vertex and the processors that had completed.
 - :class:`TaskSnapshots`: per task. ``entries_for(vertex, g, total)`` reads the vertex's saved entries once and
   routes them over the vertex's current processors (``snapshot_routing``), so parallelism and member count may
   differ from the run that saved them; ``on_snapshot`` writes one processor's entries to the store (durable
@@ -20,7 +20,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from dag.runtime.snapshot_store import SnapshotStore
+from dag.runtime.pipelined.snapshot_store import SnapshotStore
 
 __all__ = ["SnapshotSpec", "TaskSnapshots", "StampedClient", "SNAPSHOT_TOPIC"]
 

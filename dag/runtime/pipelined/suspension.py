@@ -22,7 +22,7 @@ import threading
 import time
 from typing import Any
 
-from dag.errors import DagValidationError
+from jetspark_base.errors import DagValidationError
 
 __all__ = ["Suspension", "CANCELLED", "STOP_WAIT"]
 

@@ -35,12 +35,12 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
-from dag.runtime.channel import ChannelClient
-from dag.runtime.failures import encode_failure
-from dag.runtime.logforward import forwarding
+from dag.runtime.common.channel import ChannelClient
+from dag.runtime.common.failures import encode_failure
+from dag.runtime.common.logforward import forwarding
 from dag.runtime.pipelined.layout import Layout
 from dag.runtime.pipelined.runner import TaskRunners
-from dag.runtime.snapshot_coordinator import is_restartable
+from dag.runtime.pipelined.snapshot_coordinator import is_restartable
 
 __all__ = ["WorkerSpec", "Worker", "POLL_SECONDS", "ADDRESS_TOPIC", "EXCHANGE_WAIT"]
 

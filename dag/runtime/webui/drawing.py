@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dag.runtime.metrics import EMITTED
+from dag.runtime.common.metrics import EMITTED
 
 __all__ = ["edge_counts", "labelled_dot", "count_label"]
 

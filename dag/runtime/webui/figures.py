@@ -31,7 +31,7 @@ import time
 from collections import deque
 from typing import Any
 
-from dag.runtime.metrics import EMITTED, RECEIVED
+from dag.runtime.common.metrics import EMITTED, RECEIVED
 from dag.runtime.webui.drawing import count_label, edge_counts, labelled_dot
 
 __all__ = ["JobWatch", "RATE_WINDOW", "SAMPLE_SECONDS", "PLAUSIBLE_EPOCH_MS", "LOG_LINES", "watermark_lag"]

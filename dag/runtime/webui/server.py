@@ -36,7 +36,7 @@ from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from dag.errors import WebUIError
+from jetspark_base.errors import WebUIError
 from dag.runtime.webui import html
 from dag.runtime.webui.figures import JobWatch
 

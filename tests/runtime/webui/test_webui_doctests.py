@@ -8,7 +8,7 @@ import importlib
 import pytest
 
 MODULES = ["dag.runtime.webui.drawing", "dag.runtime.webui.figures", "dag.runtime.webui.html",
-           "dag.runtime.metrics", "jetspark_cli.streaming"]
+           "dag.runtime.common.metrics", "jetspark_cli.streaming"]
 
 
 @pytest.mark.parametrize("name", MODULES)
