@@ -59,7 +59,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from dag.config import EngineConfig, ExecutionMode, JobConfig, ProcessingGuarantee
     from dag.describe import DagDescription
-    from jetspark_base.errors import (CancellationError, CycleError, DagError, DagValidationError, JobFailedError,
+    from dag.errors import (CancellationError, CycleError, DagError, DagValidationError, JobFailedError,
                             ProcessorContractError, RestartableError)
     from dag.model import DAG
     from dag.runtime.engine import Engine

@@ -44,17 +44,22 @@ from typing import Any, Callable
 
 from jetspark_base.errors import DagValidationError
 from processors.api.suppliers import ProcessorMetaSupplier, ProcessorSupplier
-from processors.io.transactional_files import _is_exactly_once
 
 
 def _is_none(context: Any) -> bool:
     guarantee = getattr(context, "processing_guarantee", None)
     return getattr(guarantee, "value", guarantee) in (None, "NONE")
 
-__all__ = ["STAGING_PREFIX", "WriteFileMetaSupplier", "checked_directory"]
+__all__ = ["STAGING_PREFIX", "WriteFileMetaSupplier", "checked_directory", "is_exactly_once"]
 
 STAGING_PREFIX = ".jetspark-job-"
 _log = logging.getLogger("jetspark.write_file_p")
+
+
+def is_exactly_once(context: Any) -> bool:
+    """Whether ``context``'s job runs with the ``EXACTLY_ONCE`` guarantee."""
+    guarantee = getattr(context, "processing_guarantee", None)
+    return getattr(guarantee, "value", guarantee) == "EXACTLY_ONCE"
 
 
 def checked_directory(directory: str, vertex: str) -> Path:
@@ -87,7 +92,7 @@ class WriteFileMetaSupplier(ProcessorMetaSupplier):
     def init(self, context: Any) -> None:
         self._vertex = context.vertex_name
         path = checked_directory(self._directory, self._vertex)
-        if getattr(context, "unbounded", False) and (self._staged or not _is_exactly_once(context)):
+        if getattr(context, "unbounded", False) and (self._staged or not is_exactly_once(context)):
             if not self._append and self._replaced_for != context.job_id:  # once per job, not per restart
                 self._replaced_for = context.job_id
                 self._remove_numbered(path, keep=set())

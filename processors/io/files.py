@@ -56,9 +56,6 @@ import fnmatch
 import functools
 import logging
 import os
-import shutil
-import time
-import uuid
 from pathlib import Path
 from typing import Any, Callable
 
@@ -66,11 +63,13 @@ from jetspark_base.errors import DagError, DagValidationError
 from processors.library.buffered import _require_callable
 from processors.api.processor import Processor
 from processors.api.suppliers import ProcessorMetaSupplier, ProcessorSupplier
+from processors.io.file_publish import WriteFileMetaSupplier
+from processors.io.file_writer import LIVE_FLUSH_SECONDS, WriteFileP
+from processors.io.transactional_files import TransactionalWriteFileP
 
 __all__ = ["read_files_p", "write_file_p", "ReadFilesP", "WriteFileP", "LIVE_FLUSH_SECONDS"]
 
 _READ_CHUNK_CHARS = 1 << 18
-LIVE_FLUSH_SECONDS = 0.1
 """In an unbounded job, the longest a line written by ``write_file_p`` waits in the buffer while items keep
 arriving (it is flushed at once when the inbox drains)."""
 _log = logging.getLogger("jetspark.read_files_p")
@@ -150,8 +149,6 @@ def write_file_p(
     >>> dag.new_vertex("out", write_file_p("results", to_string_fn=lambda kv: f"{kv[0]}\t{kv[1]}"))  # doctest: +SKIP
     >>> dag.new_vertex("log", write_file_p("log", str, "utf-8", True))  # the manual's form, appending  # doctest: +SKIP
     """
-    from processors.io.file_publish import WriteFileMetaSupplier
-
     _require_callable("write_file_p", "to_string_fn", to_string_fn)
     _checked_encoding("write_file_p", encoding, "strict")
     for name, flag in (("append", append), ("exactly_once", exactly_once)):
@@ -160,8 +157,6 @@ def write_file_p(
     if exactly_once:
         if append:
             raise DagValidationError("write_file_p: append=True and exactly_once=True cannot be combined")
-        from processors.io.transactional_files import TransactionalWriteFileP
-
         factory = functools.partial(_transactional, TransactionalWriteFileP, os.fspath(directory), to_string_fn,
                                     encoding)
         return WriteFileMetaSupplier(os.fspath(directory), factory, append=False, staged=False)
@@ -335,111 +330,3 @@ def _first_undecodable_line(path: Path, encoding: str) -> int | None:
         except UnicodeDecodeError:
             return newlines + 1
     return None
-
-
-def _write_lines(processor: "WriteFileP", file: Any, items: list) -> None:
-    """Write ``to_string_fn(item) + "\\n"`` per item to ``file``; a non-str result is an error naming it."""
-    texts = list(map(processor._to_string_fn, items))
-    try:
-        text = "\n".join(texts)
-    except TypeError:
-        index = next(i for i, t in enumerate(texts) if not isinstance(t, str))
-        raise DagError(
-            f"write_file_p (vertex '{processor._vertex}'): to_string_fn returned {texts[index]!r} "
-            f"({type(texts[index]).__name__}) for item {items[index]!r}; it must return a str"
-        ) from None
-    file.write(text)
-    file.write("\n")
-
-
-class WriteFileP(Processor):
-    """The processor of :func:`write_file_p`: writes ``staging/<index>`` in a job, else a hidden temporary file
-    renamed to ``directory/<index>`` in ``complete()`` (appended to it with ``append``). In an unbounded job
-    (``context.unbounded``) it appends to ``directory/<index>`` itself and flushes at most
-    :data:`LIVE_FLUSH_SECONDS` after a line was written (module docstring, "live")."""
-
-    def __init__(self, directory, to_string_fn, encoding, staging=None, append=False, resume=False):
-        self._directory = directory
-        self._resume = resume  # a restart from a snapshot: append to the staged file an earlier execution wrote
-        self._to_string_fn = to_string_fn
-        self._encoding = encoding
-        self._staging = staging
-        self._append = append
-        self._vertex = ""
-        self._file = None
-        self._temp_path: Path | None = None
-        self._final_path: Path | None = None
-        self._live = False
-        self._unflushed_since: float | None = None  # live: when the oldest line not yet flushed was written
-
-    def is_cooperative(self) -> bool:
-        return False
-
-    def init(self, outbox, context) -> None:
-        from processors.io.file_publish import checked_directory
-
-        self._vertex = context.vertex_name
-        name = str(context.global_processor_index)
-        if getattr(context, "unbounded", False):  # live: the final file itself, appended to and flushed
-            self._live = True
-            directory = checked_directory(self._directory, self._vertex)
-            self._file = open(directory / name, "a", encoding=self._encoding, newline="")
-            return
-        if self._staging is not None:
-            staging = Path(self._staging)
-            if not staging.is_dir():
-                raise DagError(
-                    f"write_file_p (vertex '{self._vertex}'): the job's staging directory '{staging}' is missing "
-                    "on this machine; the driver and the processors must share the file system of "
-                    f"'{self._directory}' (use write_text_p for per-machine or distributed storage)"
-                )
-            # the meta supplier owns the staged file: it stays when the processor fails (a restart from a
-            # snapshot appends to it; a failed job's staging directory is removed as a whole)
-            self._file = open(staging / name, "a" if self._resume else "w", encoding=self._encoding, newline="")
-            return
-        directory = checked_directory(self._directory, self._vertex)
-        self._final_path = directory / name
-        self._temp_path = directory / f".{name}.{uuid.uuid4().hex}.tmp"
-        self._file = open(self._temp_path, "w", encoding=self._encoding, newline="")
-
-    def process(self, ordinal: int, inbox) -> None:
-        _write_lines(self, self._file, inbox.take_all())
-        if self._live:
-            now = time.monotonic()
-            if self._unflushed_since is None:
-                self._unflushed_since = now
-            elif now - self._unflushed_since >= LIVE_FLUSH_SECONDS:  # a steady stream: flush on a timer
-                self._flush()
-
-    def try_process(self) -> bool:
-        if self._unflushed_since is not None:  # live, and the inbox drained: flush now
-            self._flush()
-        return True
-
-    def _flush(self) -> None:
-        self._file.flush()
-        self._unflushed_since = None
-
-    def complete(self) -> bool:
-        self._file.close()
-        self._unflushed_since = None
-        if self._final_path is None:  # live, or staged (the driver publishes the job's files when it succeeded)
-            return True
-        if self._append:
-            with open(self._temp_path, "rb") as src, open(self._final_path, "ab") as dst:
-                shutil.copyfileobj(src, dst)
-            os.remove(self._temp_path)
-        else:
-            os.replace(self._temp_path, self._final_path)
-        self._temp_path = None
-        return True
-
-    def close(self) -> None:
-        if self._file is not None and not self._file.closed:
-            self._file.close()
-        if self._temp_path is not None:
-            try:
-                os.remove(self._temp_path)
-            except FileNotFoundError:
-                pass
-            self._temp_path = None

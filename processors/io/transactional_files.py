@@ -40,7 +40,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from processors.io.files import WriteFileP, _write_lines
+from processors.io.file_publish import is_exactly_once
+from processors.io.file_writer import WriteFileP, _write_lines
 from processors.api.snapshot_keys import BroadcastKey, broadcast_key
 
 __all__ = ["TransactionalWriteFileP"]
@@ -48,11 +49,6 @@ __all__ = ["TransactionalWriteFileP"]
 _log = logging.getLogger("jetspark.write_file_p")
 _TXN_KEY = "write_file_p.txn"
 _STAGED = re.compile(r"^\.(\d+)-(\d+)\.(tmp|prepared)$")
-
-
-def _is_exactly_once(context: Any) -> bool:
-    guarantee = getattr(context, "processing_guarantee", None)
-    return getattr(guarantee, "value", guarantee) == "EXACTLY_ONCE"
 
 
 class TransactionalWriteFileP(WriteFileP):
@@ -72,7 +68,7 @@ class TransactionalWriteFileP(WriteFileP):
         self._started = False
 
     def init(self, outbox, context) -> None:
-        if not _is_exactly_once(context):
+        if not is_exactly_once(context):
             super().init(outbox, context)
             return
         self._transactional = True

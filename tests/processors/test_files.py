@@ -397,7 +397,7 @@ def test_write_file_when_unbounded_then_lines_reach_the_final_file_when_the_inbo
 
 
 def test_write_file_when_unbounded_and_items_keep_coming_then_flushed_within_the_interval(tmp_path, monkeypatch):
-    import processors.io.files as files
+    import processors.io.file_writer as files
 
     clock = [100.0]
     monkeypatch.setattr(files.time, "monotonic", lambda: clock[0])
