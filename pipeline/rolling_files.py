@@ -34,7 +34,8 @@ from jetspark_base.errors import DagValidationError
 from pipeline.connectors import Sink
 from processors.io.files import write_file_p
 from processors.api.snapshot_keys import BroadcastKey, broadcast_key
-from processors.io.transactional_files import _TXN_KEY, TransactionalWriteFileP, _is_exactly_once
+from processors.io.file_publish import is_exactly_once
+from processors.io.transactional_files import _TXN_KEY, TransactionalWriteFileP
 from processors.api.inbox import Inbox
 from processors.api.processor import Processor
 from processors.api.suppliers import ProcessorMetaSupplier
@@ -119,7 +120,7 @@ class RollingTransactionalWriteFileP(TransactionalWriteFileP):
         self._size = 0
 
     def init(self, outbox: Any, context: Any) -> None:
-        if not _is_exactly_once(context):  # at-least-once: the plain rolling writer does the work
+        if not is_exactly_once(context):  # at-least-once: the plain rolling writer does the work
             self._rolling.init(outbox, context)
             return
         super().init(outbox, context)
