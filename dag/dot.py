@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from dag import validation
 from jetspark_base.errors import DagValidationError
 from dag.vertex import check_default_local_parallelism
-from edges.config import DEFAULT_QUEUE_SIZE
+from edges.edge_config import DEFAULT_QUEUE_SIZE
 from edges.edge import Edge
 from edges.routing import RoutingPolicy
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from dag import validation
 from jetspark_base.errors import DagValidationError
 from dag.vertex import Vertex
-from edges.config import DEFAULT_QUEUE_SIZE
+from edges.edge_config import DEFAULT_QUEUE_SIZE
 from edges.edge import Edge
 
 if TYPE_CHECKING:  # pragma: no cover

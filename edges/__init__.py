@@ -9,7 +9,7 @@ Engine-free: nothing here imports pyspark.
 
 from __future__ import annotations
 
-from edges.config import EdgeConfig
+from edges.edge_config import EdgeConfig
 from edges.edge import DISTRIBUTE_TO_ALL, Edge, between, from_
 from edges.partitioner import DefaultPartitioner, Partitioner, stable_hash
 from edges.routing import RoutingPolicy

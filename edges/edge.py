@@ -31,7 +31,7 @@ from enum import Enum
 from typing import Any
 
 from jetspark_base.errors import DagValidationError
-from edges.config import DEFAULT_QUEUE_SIZE, EdgeConfig
+from edges.edge_config import DEFAULT_QUEUE_SIZE, EdgeConfig
 from edges.partitioner import Partitioner
 from edges.routing import RoutingPolicy
 
