@@ -51,7 +51,7 @@ sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).res
 
 from dag import DAG, Engine, EngineConfig, ExecutionMode, JobConfig  # noqa: E402
 from edges import between  # noqa: E402
-from processors import Processor, aggregate_by_key_p, aggregations, map_p, write_list_p  # noqa: E402
+from processors import Processor, aggregate_by_key_p, counting, map_p, write_list_p  # noqa: E402
 
 PIPELINED = JobConfig(execution_mode=ExecutionMode.PIPELINED)
 STAGED = JobConfig(execution_mode=ExecutionMode.STAGED)
@@ -130,7 +130,7 @@ def keyed_count_dag(n: int, sink: str) -> DAG:
     dag = DAG()
     src = dag.new_vertex("source", lambda: CountingSource(n))
     key = dag.new_vertex("map", map_p(lambda x: x % 1000))
-    count = dag.new_vertex("count", aggregate_by_key_p([lambda k: k], aggregations.counting()))
+    count = dag.new_vertex("count", aggregate_by_key_p([lambda k: k], counting()))
     out = dag.new_vertex("sink", write_list_p(sink))
     dag.edge(between(src, key)).edge(between(key, count).partitioned(lambda k: k).distributed())
     dag.edge(between(count, out))

@@ -46,7 +46,7 @@ from dag.planner import plan_dag  # noqa: E402
 from dag.runtime.pipelined.layout import make_layout  # noqa: E402
 from dag.runtime.pipelined.runner import TaskRunners  # noqa: E402
 from edges import between  # noqa: E402
-from processors import Processor, aggregate_by_key_p, aggregations, map_p  # noqa: E402
+from processors import Processor, aggregate_by_key_p, counting, map_p  # noqa: E402
 from processors.api.context import Context  # noqa: E402
 
 KEYS = 1000
@@ -76,7 +76,7 @@ def keyed_count_dag(n: int, counts: dict) -> DAG:
     dag = DAG()
     src = dag.new_vertex("source", lambda: CountingSource(n))
     key = dag.new_vertex("map", map_p(mod_keys))
-    count = dag.new_vertex("count", aggregate_by_key_p([identity], aggregations.counting()))
+    count = dag.new_vertex("count", aggregate_by_key_p([identity], counting()))
     out = dag.new_vertex("sink", lambda: KeepCounts(counts))
     dag.edge(between(src, key)).edge(between(key, count).partitioned(identity).distributed())
     dag.edge(between(count, out))
