@@ -148,8 +148,11 @@ class WriteKafkaP(Processor):
         self._raise_failure()
         if self._transactional and not self._in_transaction and len(inbox):
             self._begin()
+        self._refused_as_error(self._produce_all, inbox.take_all())
+
+    def _refused_as_error(self, produce_fn: Callable[[list], None], records: list) -> None:
         try:
-            self._produce_all(inbox.take_all())
+            produce_fn(records)
         except confluent().KafkaException as exc:
             raise DagError(f"{self._owner}: Kafka refused a record: {exc.args[0].str()}") from None
 
@@ -278,13 +281,17 @@ class WriteKafkaP(Processor):
                       "%d records again", self._owner, probe, len(records))
             if not self._in_transaction:
                 self._begin()
-            for topic, key, value in records:
-                try:
-                    self._producer.produce(topic, value, key)
-                except BufferError:
-                    self._produce_when_room(topic, key, value)
-            self._pending.extend(records)
+            self._refused_as_error(self._produce_again, records)
         return True
+
+    def _produce_again(self, records: list) -> None:
+        """Produce restored ``(topic, key, value)`` records into the open transaction."""
+        for topic, key, value in records:
+            try:
+                self._producer.produce(topic, value, key)
+            except BufferError:
+                self._produce_when_room(topic, key, value)
+        self._pending.extend(records)
 
     def close(self) -> None:
         producer, self._producer = self._producer, None
