@@ -21,6 +21,10 @@ assigned at that offset then reads:
   with a warning), or at or past its end, or a partition the cluster does not have (the log lost it: the
   topic was deleted, recreated or truncated): not committed.
 
+On a compacted topic a record can also vanish because a newer one of its key exists; the probe would then
+take its transaction as aborted. Compaction never touches a partition's active segment, where the record of
+a transaction that was open when the execution died still sits, so this needs a restart long after the crash.
+
 The question is asked after the restarted producer's ``init_transactions``, which returns only once the broker
 finished the old transaction, so the answer is stable. The probe needs ``Read`` on the sink's topics (a
 consumer, the sink's own properties, no group membership, nothing committed).
@@ -43,7 +47,7 @@ from dag.errors import DagError, RestartableError
 __all__ = ["RECOVERY_TIMEOUT_S", "transaction_committed"]
 
 RECOVERY_TIMEOUT_S = 60.0
-"""How long :func:`transaction_committed` waits for an answer before failing the job."""
+"""How long :func:`transaction_committed` waits for an answer before restarting the job."""
 
 _log = logging.getLogger("jetspark.kafka")
 _POLL_S = 0.2
@@ -54,7 +58,7 @@ def transaction_committed(properties: dict[str, Any], probe: tuple[str, int, int
     """Whether the transaction whose record sits at ``probe = (topic, partition, offset)`` committed (see the
     module docstring); ``properties`` are the sink's librdkafka settings, ``owner`` names the vertex in
     messages. An error of the cluster fails the job (a :class:`DagError`); no answer within ``timeout_s``
-restarts it (a :class:`RestartableError`: the restart asks again).
+    restarts it (a :class:`RestartableError`: the restart asks again).
 
     >>> transaction_committed({"bootstrap.servers": "b:9092"}, ("counts", 0, 41), "vertex 'sink'")  # doctest: +SKIP
     True
