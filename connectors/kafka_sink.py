@@ -25,12 +25,13 @@ snapshot commits it. When the input completes, the open transaction is committed
 transaction whose commit the broker had not received, although the snapshot that covers its records is
 complete and the sources will not replay them. So ``snapshot_commit_prepare`` also saves the transaction in
 the snapshot (key ``broadcast_key(("write_kafka_p.txn", processor index))``): its records as sent
-(``(topic, key, value)`` bytes; at most one snapshot interval's, kept in memory until the commit) and the
-position of its first acknowledged record (the *probe*). On restore, the processor whose index is that index
-modulo the new parallelism asks :func:`connectors.kafka_recovery.transaction_committed` whether the probe
-record is visible to ``read_committed`` consumers (a transaction is all or nothing): if so, nothing is done;
-if not, the saved records are sent again as the first records of the new execution's first transaction, which
-the next completed snapshot commits (and saves again, so a crash before that commit is covered the same way).
+(``(topic, key, value)`` bytes since the last commit: one snapshot interval's, more after a failed snapshot;
+kept in memory until the commit) and the position of its first acknowledged record (the *probe*). On
+restore, the processor whose index is that index modulo the new parallelism asks
+:func:`connectors.kafka_recovery.transaction_committed` whether the probe record is visible to
+``read_committed`` consumers (a transaction is all or nothing): if so, nothing is done; if not, the saved
+records are sent again as the first records of the new execution's first transaction, which the next
+completed snapshot commits (and saves again, so a crash before that commit is covered the same way).
 Every record is thus committed exactly once whether the commit happened before the crash or not. The
 restored records travel to every processor of the vertex (a broadcast key) and are dropped by all but one.
 ``_commit_transaction`` is the one call that commits: tests override it to crash just before or after it.
