@@ -12,9 +12,12 @@ calls librdkafka's own mock API (``rd_kafka_mock_cluster_new``, ``rd_kafka_mock_
 :mod:`ctypes`, on the copy of librdkafka that confluent-kafka loads.
 
 What the mock does NOT do (librdkafka 2.16, checked by hand): it accepts the transactional API
-(``init_transactions``, ``commit_transaction``, ...) but gives ``read_committed`` consumers the records of open
-and aborted transactions too, and does not fence an older producer of the same ``transactional.id``. A topic
-cannot grow: :meth:`MockCluster.recreate_topic` replaces it (its records are lost) by one with more partitions.
+(``init_transactions``, ``commit_transaction``, ...) and writes a commit or abort marker (an offset of its
+own), but it gives ``read_committed`` consumers the records of open and aborted transactions too, does not
+fence an older producer of the same ``transactional.id`` (its commit still succeeds), and drops the
+consumer-group offsets that ``send_offsets_to_transaction`` commits (``Consumer.committed`` finds none,
+committed or aborted). A topic cannot grow: :meth:`MockCluster.recreate_topic` replaces it (its records are
+lost) by one with more partitions.
 A partition keeps about 5 MB of records: older ones are dropped, as by a broker's retention.
 
 >>> with MockCluster(brokers=2) as cluster:                      # doctest: +SKIP

@@ -1,19 +1,24 @@
 """Kafka jobs on local Spark against librdkafka's mock cluster (brokers in the test process, reached by the
 Spark workers over loopback): the source on 2 members x 2 processors, offsets across a crash restart into an
-exactly-once list sink, and a Kafka -> map -> transactional Kafka sink pipeline across a restart."""
+exactly-once list sink, a Kafka -> map -> transactional Kafka sink pipeline across a restart, and the
+transactional sink's crash just before its commit (the records then vanish, as a real broker's abort hides
+them) or just after it: every record once under read_committed."""
 
 from __future__ import annotations
 
+import functools
+import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from connectors.kafka import KafkaSinks, KafkaSources, stream_kafka_p
+from connectors.kafka_sink import WriteKafkaP
 from dag import DAG, Engine, EngineConfig, ExecutionMode, JobConfig, ProcessingGuarantee, RestartableError
 from edges import between
 from pipeline import Pipeline
-from processors import AbstractProcessor, write_list_p
+from processors import AbstractProcessor, ProcessorMetaSupplier, write_list_p
 from tests.connectors.kafka_support import mock_cluster, produce, read_topic, topic  # noqa: F401 - fixture
 from tests.support import once, running, unique, wait_for
 
@@ -116,3 +121,57 @@ def test_pipeline_when_kafka_to_transactional_kafka_and_restarted_then_read_comm
         produce(mock_cluster, source_topic, _records(range(300, 400)), lambda i: i % 4)
         records = read_topic(mock_cluster, sink_topic, 400, timeout=TIMEOUT, settle=1.0, properties=committed)
     assert Counter(int(v) for _, _, v, _ in records) == Counter(x * 10 for x in range(400))
+
+
+class CrashAtCommit(WriteKafkaP):
+    """``write_kafka_p``'s exactly-once processor that dies once (a marker file: it runs in a Spark worker) at
+    its first commit of a transaction with records, in the snapshot's phase 2: just after the commit
+    (``after=True``) or before it reached Kafka. Before, it first waits (at most 60 s) for the test to make
+    the transaction's records vanish as a real broker's abort would (the mock aborts nothing) and to say so
+    with the file ``<marker>.lost``."""
+
+    def __init__(self, marker: str, after: bool, *args):
+        super().__init__(*args)
+        self.marker, self.after = marker, after
+
+    def _commit_transaction(self):
+        if self.after:
+            super()._commit_transaction()
+        if self._pending and once(self.marker):
+            if not self.after:
+                lost, deadline = Path(self.marker + ".lost"), time.monotonic() + 60
+                while not lost.exists() and time.monotonic() < deadline:
+                    time.sleep(0.01)
+            raise RestartableError(f"injected {'after' if self.after else 'before'} the commit")
+        if not self.after:
+            super()._commit_transaction()
+
+
+@pytest.mark.parametrize("after", [False, True], ids=["before-commit", "after-commit"])
+def test_exactly_once_sink_when_crash_at_commit_then_read_committed_sees_each_record_once(
+        engine, mock_cluster, tmp_path, after):
+    source_topic, sink_topic = topic(mock_cluster, 4), topic(mock_cluster, 2)
+    marker = tmp_path / "crashed"
+    to_record = functools.partial(_to_record, sink_topic)
+    dag = DAG()
+    source = dag.new_vertex("kafka", stream_kafka_p(_props(mock_cluster), source_topic, projection_fn=_value),
+                            local_parallelism=2)
+    sink = dag.new_vertex(f"kafkaSink({sink_topic})", ProcessorMetaSupplier.of(functools.partial(
+        CrashAtCommit, str(marker), after, _props(mock_cluster), sink_topic, to_record, True)), local_parallelism=1)
+    dag.edge(between(source, sink))
+    committed = {"isolation.level": "read_committed"}
+    with running(engine, dag, _config(EXACTLY_ONCE)) as job:
+        produce(mock_cluster, source_topic, _records(range(300)), lambda i: i % 4)
+        if not after:  # the sink's first transaction is all its topic holds: drop it, as an abort hides it
+            wait_for(marker.exists, TIMEOUT, lambda: "the sink's first commit")
+            mock_cluster.recreate_topic(sink_topic, 2)
+            Path(f"{marker}.lost").touch()
+        wait_for(lambda: marker.exists() and job.metrics().restarts >= 1, TIMEOUT, lambda: "the injected crash")
+        read_topic(mock_cluster, sink_topic, 300, timeout=TIMEOUT, settle=0, properties=committed)
+        produce(mock_cluster, source_topic, _records(range(300, 400)), lambda i: i % 4)
+        records = read_topic(mock_cluster, sink_topic, 400, timeout=TIMEOUT, settle=1.0, properties=committed)
+    assert Counter(int(v) for _, _, v, _ in records) == Counter(range(400))
+
+
+def _to_record(sink_topic, value):
+    return sink_topic, None, str(value)
