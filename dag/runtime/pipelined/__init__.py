@@ -6,7 +6,8 @@
 - ``links.py``: authenticated TCP links between tasks with back-pressure;
 - ``runner.py``: processors as tasklets, their senders, the cooperative scheduler and threads;
 - ``worker.py``: what one task of the barrier stage runs;
-- ``coordinator.py``: the driver side: plans, starts, watches and cancels the stage, serves the channel.
+- ``coordinator.py``: the driver side: plans, starts, watches and cancels the stage, serves the channel;
+- ``runtime.py``: the job's side of the coordinator (``dag.runtime.runtime.Runtime`` for PIPELINED jobs).
 
 Nothing here imports pyspark at module level.
 """
