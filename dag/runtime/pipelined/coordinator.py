@@ -293,7 +293,8 @@ class PipelinedRun:
                 return
 
     def worker_spec(self) -> WorkerSpec:
-        """What every task of the next execution runs (opens the meta suppliers on the first call)."""
+        """What every task of the next execution runs (its processor suppliers created for it on the driver;
+        every meta supplier initialised is closed with the job)."""
         from dag.runtime.logforward import driver_level
 
         suppliers = {}
