@@ -43,6 +43,7 @@ class Suspension:
     """Suspend, resume and restart of one pipelined job (see the module docstring)."""
 
     def __init__(self, run: Any, job: RunningJob):
+        """``run``: the job's ``PipelinedRun`` (``Any``: the coordinator imports this module, not the reverse)."""
         self.run, self.job = run, job
         self._suspending = threading.Event()
         self._resume = threading.Event()
