@@ -23,7 +23,7 @@ from dag.vertex import check_default_local_parallelism
 from edges.routing import RoutingPolicy
 
 if TYPE_CHECKING:  # pragma: no cover
-    from dag.model import DAG
+    from dag.shape import DagShape
 
 __all__ = ["DagDescription", "EdgeDescription", "VertexDescription", "describe"]
 
@@ -72,7 +72,7 @@ class DagDescription(BaseModel):
     edges: tuple[EdgeDescription, ...]
 
 
-def describe(dag: DAG, default_local_parallelism: int | None = None) -> DagDescription:
+def describe(dag: DagShape, default_local_parallelism: int | None = None) -> DagDescription:
     """Describe ``dag`` (validated first); ``parallelism`` is determined with ``default_local_parallelism``."""
     check_default_local_parallelism(default_local_parallelism, "describe()")
     vertices = tuple(

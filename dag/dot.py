@@ -33,7 +33,7 @@ from edges.edge import Edge
 from edges.routing import RoutingPolicy
 
 if TYPE_CHECKING:  # pragma: no cover
-    from dag.model import DAG
+    from dag.shape import DagShape
 
 __all__ = ["to_dot"]
 
@@ -44,7 +44,7 @@ def _esc(name: str) -> str:
     return name.replace('"', '\\"')
 
 
-def to_dot(dag: DAG, default_local_parallelism: int | None = -1, default_queue_size: int = DEFAULT_QUEUE_SIZE) -> str:
+def to_dot(dag: DagShape, default_local_parallelism: int | None = -1, default_queue_size: int = DEFAULT_QUEUE_SIZE) -> str:
     """The DOT text of ``dag`` (validated first); see the module docstring for the format."""
     if type(default_queue_size) is not int or default_queue_size <= 0:
         raise DagValidationError(f"to_dot(): default_queue_size must be a positive int, got {default_queue_size!r}")

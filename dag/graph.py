@@ -21,7 +21,7 @@ from jetspark_base.errors import DagError, DagValidationError
 if TYPE_CHECKING:  # pragma: no cover
     import networkx
 
-    from dag.model import DAG
+    from dag.shape import DagShape
 
 __all__ = ["GraphvizNotFoundError", "render", "to_networkx", "to_svg", "repr_svg"]
 
@@ -35,7 +35,7 @@ class GraphvizNotFoundError(DagError, RuntimeError):
     """Graphviz's ``dot`` program (or the ``graphviz`` package) is missing; the message says how to install it."""
 
 
-def to_networkx(dag: DAG) -> networkx.MultiDiGraph:
+def to_networkx(dag: DagShape) -> networkx.MultiDiGraph:
     """``dag`` (validated first) as a ``networkx.MultiDiGraph`` with vertex and edge settings as attributes.
 
     >>> from processors import noop_p
@@ -58,7 +58,7 @@ def to_networkx(dag: DAG) -> networkx.MultiDiGraph:
     return graph
 
 
-def render(dag: DAG, path: str | Path, format: str = "svg") -> Path:
+def render(dag: DagShape, path: str | Path, format: str = "svg") -> Path:
     """Draw ``dag`` with graphviz's ``dot`` into ``path`` in ``format`` (``svg``, ``png``, ``pdf``, ...).
 
     Returns the path written. Raises :class:`GraphvizNotFoundError` when Graphviz is not installed.

@@ -130,7 +130,7 @@ class DAG:
 
         A rejected edge leaves the DAG unchanged.
         """
-        validation.check_new_edge(self, edge)
+        validation.check_new_edge(self, edge, self._taken_ordinals)
         self._edges.append(edge)
         self._outbound[edge.source_name].append(edge)
         self._inbound[edge.dest_name].append(edge)  # type: ignore[index]
@@ -139,8 +139,8 @@ class DAG:
         return self
 
     def _taken_ordinals(self, name: str, inbound: bool) -> set[int]:
-        """The inbound (or outbound) ordinals of vertex ``name`` that have an edge (for dag.validation; do not
-        mutate)."""
+        """The inbound (or outbound) ordinals of vertex ``name`` that have an edge (for
+        ``validation.check_new_edge``; do not mutate)."""
         return self._edges_of(self._in_ordinals if inbound else self._out_ordinals, name)  # type: ignore[arg-type]
 
     # ---- whole-DAG views -------------------------------------------------------------------------------------

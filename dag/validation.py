@@ -30,6 +30,7 @@ parallelism when it is set or determined (``dag.vertex``), and that ``distribute
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from jetspark_base.errors import CycleError, DagValidationError
@@ -37,14 +38,17 @@ from edges.edge import Edge
 from edges.routing import RoutingPolicy
 
 if TYPE_CHECKING:  # pragma: no cover
-    from dag.model import DAG
+    from dag.shape import DagShape
     from dag.vertex import Vertex
 
 __all__ = ["check_new_edge", "topological_order", "validate"]
 
 
-def check_new_edge(dag: DAG, edge: Edge) -> None:
-    """Rules 1-7 above for ``edge`` about to be added to ``dag``; raises :class:`DagValidationError`."""
+def check_new_edge(dag: DagShape, edge: Edge, taken_ordinals: Callable[[str, bool], set[int]]) -> None:
+    """Rules 1-7 above for ``edge`` about to be added to ``dag``; raises :class:`DagValidationError`.
+
+    ``taken_ordinals(name, inbound)``: the inbound (or outbound) ordinals of vertex ``name`` that have an edge
+    (the DAG keeps them indexed, so that the check is O(1) and not a scan of the vertex's edges)."""
     if not isinstance(edge, Edge):
         raise DagValidationError(
             f"dag.edge() expects an Edge such as between(a, b) or from_(a, 1).to(b), got {edge!r}"
@@ -55,11 +59,11 @@ def check_new_edge(dag: DAG, edge: Edge) -> None:
     _check_end_in_dag(dag, edge.destination, "destination", "Destination")
     src, dst = edge.source_name, edge.dest_name
     suggest = edge.source_ordinal == 0 and edge.dest_ordinal == 0  # as Jet, which then suggests Edge.from().to()
-    taken = dag._taken_ordinals(dst, inbound=True)
+    taken = taken_ordinals(dst, True)
     if edge.dest_ordinal in taken:
         fix = f", use from_({src}).to({dst}, {_first_free(taken)}) to specify another ordinal" if suggest else ""
         raise DagValidationError(f"Vertex '{dst}' already has an inbound edge at ordinal {edge.dest_ordinal}{fix}")
-    taken = dag._taken_ordinals(src, inbound=False)
+    taken = taken_ordinals(src, False)
     if edge.source_ordinal in taken:
         fix = f", use from_({src}, {_first_free(taken)}).to({dst}) to specify another ordinal" if suggest else ""
         raise DagValidationError(f"Vertex '{src}' already has an outbound edge at ordinal {edge.source_ordinal}{fix}")
@@ -71,7 +75,7 @@ def _first_free(taken: set[int]) -> int:
     return next(i for i in range(len(taken) + 1) if i not in taken)
 
 
-def _check_end_in_dag(dag: DAG, vertex: Vertex, role: str, title: str) -> None:
+def _check_end_in_dag(dag: DagShape, vertex: Vertex, role: str, title: str) -> None:
     present = dag.get_vertex(vertex.name)
     if present is vertex:
         return
@@ -86,7 +90,7 @@ def _check_end_in_dag(dag: DAG, vertex: Vertex, role: str, title: str) -> None:
     )
 
 
-def validate(dag: DAG) -> list[Vertex]:
+def validate(dag: DagShape) -> list[Vertex]:
     """Rules a-f above; returns the vertices in a topological order (ties broken by insertion order)."""
     vertices = dag.vertices
     if not vertices:
@@ -116,7 +120,7 @@ def _check_ordinals(name: str, ordinals: list[int], kind: str, wording: str) -> 
         )
 
 
-def topological_order(dag: DAG) -> list[Vertex]:
+def topological_order(dag: DagShape) -> list[Vertex]:
     """The vertices so that every edge goes forward; among ready vertices the earliest added comes first.
 
     Raises :class:`CycleError` naming one cycle when there is none.
@@ -140,7 +144,7 @@ def topological_order(dag: DAG) -> list[Vertex]:
     return order
 
 
-def _find_cycle(dag: DAG, remaining: set[int], index: dict[str, int]) -> list[str]:
+def _find_cycle(dag: DagShape, remaining: set[int], index: dict[str, int]) -> list[str]:
     """One cycle among ``remaining`` (vertices never ready), as names, starting at its earliest-added vertex.
 
     Every remaining vertex has a remaining predecessor, so walking backwards must revisit a vertex.

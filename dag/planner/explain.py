@@ -1,5 +1,7 @@
 """Text and DOT views of a :class:`~dag.planner.physical_plan.PhysicalPlan`, in the spirit of ``RDD.toDebugString``.
 
+They read the plan's data (:class:`~dag.planner.plan_parts.PlanData`), not the class that offers them as methods.
+
 ``explain()`` lists every stage (one ``mapPartitionsWithIndex`` pass per partition, i.e. one Spark task per
 partition) with its vertices and their parallelism, then every edge with the Spark operation it became, then
 the Spark actions. ``to_dot()`` draws stages as clusters and labels edges with their Spark operation.
@@ -9,10 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from dag.planner.physical_plan import EdgeOp, Route, VertexKind
+from dag.planner.plan_parts import EdgeOp, Route, VertexKind
 
 if TYPE_CHECKING:
-    from dag.planner.physical_plan import EdgePlan, PhysicalPlan, VertexPlan
+    from dag.planner.plan_parts import EdgePlan, PlanData, VertexPlan
 
 __all__ = ["describe_edge_op", "explain", "plan_to_dot"]
 
@@ -120,7 +122,7 @@ def _priority_key(ep: EdgePlan) -> tuple[int, int]:
     return (ep.priority, ep.dest_ordinal)
 
 
-def explain(plan: PhysicalPlan) -> str:
+def explain(plan: PlanData) -> str:
     """The plan as text (see the module docstring)."""
     members = plan.members
     lines = [f"PhysicalPlan: {len(plan.vertices)} vertices, {len(plan.stages)} stages, members={members}, "
@@ -155,7 +157,7 @@ def _esc(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def plan_to_dot(plan: PhysicalPlan) -> str:
+def plan_to_dot(plan: PlanData) -> str:
     """The plan in DOT: one cluster per stage, edges labelled with their Spark operation."""
     out = ["digraph PhysicalPlan {", "\tcompound=true;", "\tnode [shape=box];"]
     for stage in plan.stages:

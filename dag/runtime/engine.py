@@ -9,6 +9,10 @@ and runs them as asynchronous jobs (``engine.new_job``). It also holds the drive
 ``write_list_p``. With ``EngineConfig.web_ui_port`` set it serves a live web page of its jobs and Prometheus'
 ``/metrics`` (``dag/runtime/webui``) until it closes; ``engine.web_ui_url`` is the page's address.
 
+A job's execution mode chooses its :class:`~dag.runtime.runtime.Runtime` once (:data:`RUNTIMES`); the engine
+plans, admits and starts the job through that interface and hands itself to the job as the
+:class:`~dag.runtime.runtime.EngineServices` it needs, so neither the job nor a runtime imports this module.
+
 >>> # with Engine(EngineConfig(master="local[2]")) as engine:
 >>> #     engine.new_job(dag).join()
 """
@@ -18,13 +22,17 @@ from __future__ import annotations
 import itertools
 import threading
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from dag.config import EngineConfig, ExecutionMode, JobConfig
 from jetspark_base.errors import DagError, DagValidationError
-from dag.planner import PhysicalPlan, plan_dag
+from dag.planner import PhysicalPlan
 from dag.runtime.common.driver_collections import DriverCollections
 from dag.runtime.job import Job
+from dag.runtime.pipelined.runtime import PipelinedRuntime
+from dag.runtime.runtime import EngineServices, Runtime
+from dag.runtime.staged.runtime import StagedRuntime
 
 __all__ = ["Engine", "as_dag"]
 
@@ -36,6 +44,10 @@ def as_dag(job: Any) -> Any:
     if not isinstance(job, DAG) and callable(getattr(job, "to_dag", None)):
         return job.to_dag()
     return job
+
+RUNTIMES: dict[ExecutionMode, Callable[[EngineServices], Runtime]] = {
+    ExecutionMode.STAGED: StagedRuntime, ExecutionMode.PIPELINED: PipelinedRuntime}
+"""The runtime of each execution mode."""
 
 CLOSE_JOIN_TIMEOUT = 120.0
 """Seconds ``close()`` waits for each cancelled job to end."""
@@ -135,6 +147,17 @@ class Engine:
     def default_local_parallelism(self) -> int:
         return self._default_parallelism
 
+    @property
+    def driver_collections(self) -> DriverCollections:
+        """The driver-side maps, lists, observables and topics of this engine (what ``get_map``, ``get_list``,
+        ``get_observable``... return; the jobs' runtimes read and write them)."""
+        return self._collections
+
+    @property
+    def is_local(self) -> bool:
+        """True when Spark runs on this machine only (``local[...]``): the engine's ports bind to loopback."""
+        return self._local
+
     # ------------------------------------------------------------------ collections
     def get_map(self, name: str) -> dict:
         """The driver-side map ``name`` (created empty on first use): a ``dict`` whose puts, updates and removes
@@ -183,11 +206,11 @@ class Engine:
         """The physical plan ``dag`` (a DAG or a pipeline) would run with under ``config`` (``.explain()``,
         ``.to_dot()``); validates the DAG. A PIPELINED job's plan explains its tasks and links."""
         dag = as_dag(dag)
-        if self.execution_mode(dag, config) is ExecutionMode.PIPELINED:
-            from dag.runtime.pipelined.coordinator import PipelinedRun
+        return self._runtime(dag, config).plan(dag)
 
-            return PipelinedRun.layout_for(self, dag)[0]
-        return plan_dag(dag, self._config, self._members, self._default_parallelism)
+    def _runtime(self, dag: Any, config: JobConfig | None) -> Runtime:
+        """A new runtime of ``dag``'s execution mode under ``config``."""
+        return RUNTIMES[self.execution_mode(dag, config)](self)
 
     def execution_mode(self, dag: Any, config: JobConfig | None = None) -> ExecutionMode:
         """How ``dag`` runs under ``config``: its ``execution_mode``, else PIPELINED iff the DAG has a stream
@@ -224,24 +247,21 @@ class Engine:
             raise DagError(DEAD_JVM)
         config = config or JobConfig()
         dag = as_dag(dag)
-        plan = self.plan(dag, config)
+        runtime = self._runtime(dag, config)
+        plan = runtime.plan(dag)
         if self._ship_user_modules:
             from dag.runtime.common.session import register_user_modules
 
             register_user_modules()
         check_shippable(dag)
-        if plan.pipelined is not None:  # the gang needs all its slots at once: refuse here, not later in join()
-            from dag.runtime.pipelined.coordinator import wait_for_slots
-
-            wait_for_slots(self._spark.sparkContext, plan.pipelined.tasks, config.name or "(unnamed)")
+        runtime.admit(plan, config.name or "(unnamed)")  # a pipelined gang: refused here, not later in join()
         with self._lock:
             job_id = next(_job_ids)
             name = config.name or f"job-{job_id}"
             if any(j.name == name and not j.status.is_terminal for j in self._jobs):
                 raise DagValidationError(f"A job named '{name}' is already running; choose another JobConfig.name")
-            job = Job(self, dag, plan, config, job_id, name)
+            job = Job(self, runtime, dag, plan, config, job_id, name)  # starts it
             self._jobs.append(job)
-        job._start()  # noqa: SLF001
         return job
 
     def get_jobs(self) -> list[Job]:

@@ -49,7 +49,7 @@ def channel_closed(job):
     import socket
 
     try:
-        socket.create_connection(job._channel.ref.address, timeout=2).close()  # noqa: SLF001
+        socket.create_connection(job._state.channel.ref.address, timeout=2).close()  # noqa: SLF001
     except OSError:
         return True
     return False

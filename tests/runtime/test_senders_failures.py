@@ -230,8 +230,8 @@ def test_pipelined_stage_failure_without_record_then_error_names_the_lost_task_p
     from dag.runtime.pipelined.coordinator import PipelinedRun
 
     monkeypatch.setattr(coordinator, "PEER_REPORT_WAIT", 0.0)
-    run = PipelinedRun.__new__(PipelinedRun)  # only what _lost_task reads
-    run.job = SimpleNamespace(name="wc", _cancelled=False)
+    run = PipelinedRun.__new__(PipelinedRun)  # only what lost_task reads
+    run.job = SimpleNamespace(name="wc", cancelled=False)
     run.layout = SimpleNamespace(tasks=2, processors_of=lambda t: [("src", 0), ("probe", 0)] if t == 0 else
                                  [("probe", 1), ("sink", 1)])
     run.channel = JobChannel("local[2]")
@@ -239,11 +239,11 @@ def test_pipelined_stage_failure_without_record_then_error_names_the_lost_task_p
         spark = RuntimeError("org.apache.spark.SparkException: Job aborted due to stage failure: Task 1 in stage "
                              "7.0 failed 1 times, most recent failure: Lost task 1.0 in stage 7.0 (TID 15): "
                              "org.apache.spark.SparkException: Python worker exited unexpectedly (crashed)")
-        lost = run._lost_task(spark)
+        lost = run.lost_task(spark)
         assert (lost.vertex, lost.processor_index) == ("probe", 1)
         assert "task 1 (running probe#1, sink#1) was lost: a Python worker died" in str(lost)
-        assert run._lost_task(RuntimeError("Job group cancelled")) is None  # no task named: Spark's error stays
-        run.job._cancelled = True
-        assert run._lost_task(spark) is None
+        assert run.lost_task(RuntimeError("Job group cancelled")) is None  # no task named: Spark's error stays
+        run.job.cancelled = True
+        assert run.lost_task(spark) is None
     finally:
         run.channel.close()

@@ -11,6 +11,7 @@
 - ``snapshot_coordinator.py``, ``snapshot_store.py``, ``snapshot_routing.py``, ``sink_ledger.py``: the
   snapshot bookkeeping, its files, where restored entries go, and exactly-once driver-side sinks (pure);
 - ``snapshots.py``: the task side of snapshots.
+- ``runtime.py``: the job's side of the coordinator (``dag.runtime.runtime.Runtime`` for PIPELINED jobs).
 
 Nothing here imports pyspark at module level.
 """

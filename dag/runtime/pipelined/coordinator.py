@@ -15,7 +15,8 @@ secret; failures as JSON records, the driver-side collection topics) also serves
   open (up to ``EXCHANGE_WAIT``) until every task of the execution told its address, then answered with all.
 
 A task that fails reports the failure record on the channel (``failures.encode_failure``) and raises; the
-job's failure hook sets the stop flag and cancels the Spark job group, and ``Job`` turns the record into the
+job's failure hook (:meth:`PipelinedRun.task_failed`) sets the stop flag and cancels the Spark job group (not
+when a snapshotting job restarts: its tasks then stop by themselves), and ``Job`` turns the record into the
 ``JobFailedError`` (never from error text). A task whose Python worker dies reports nothing: its peers see
 their links to it end and report that, naming its processors (``runner.py``); when no record arrives within
 :data:`PEER_REPORT_WAIT`, the error names the processors of the task Spark says failed.
@@ -32,8 +33,8 @@ group, so a task stuck in user code cannot hold the job. It also fails the execu
 the task's processors, marked restartable. ``run()`` returns only when the stage ended, that is when every
 task released its slot.
 
-Hooks for restart (issue 12): ``run()`` is one attempt; a restarting coordinator calls ``_run_stage`` again with
-the same channel after a failure it deems restartable.
+Hooks for restart (issue 12): ``run()`` is one attempt; a restarting coordinator calls ``run_stage`` again with
+the same channel after a failure it deems restartable. ``runtime.py`` is the job's side of this coordinator.
 """
 
 from __future__ import annotations
@@ -41,18 +42,23 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jetspark_base.errors import JobFailedError
 from dag.runtime.common.failures import failed_task_index, summarize_spark_error
 from dag.planner.physical_plan import VertexKind
-from dag.runtime.staged.build import PlanRun
+from dag.runtime.common.job_group import cancel_in_background
+from dag.runtime.common.meta_suppliers import MetaSuppliers
 from dag.runtime.pipelined.layout import Layout, make_layout
 from dag.config import ProcessingGuarantee
 from dag.runtime.pipelined.restarts import SnapshotRun
 from dag.runtime.pipelined.suspension import Suspension
 from dag.runtime.pipelined.worker import ADDRESS_TOPIC, EXCHANGE_WAIT, Worker, WorkerSpec
+from dag.runtime.pipelined.snapshot_coordinator import is_restartable
 from processors.io.text_streams import is_stream_source
+
+if TYPE_CHECKING:  # pragma: no cover
+    from dag.runtime.runtime import EngineServices, RunningJob
 
 __all__ = ["PipelinedRun", "StageFunction", "SLOT_WAIT_SECONDS", "STOP_GRACE", "PEER_REPORT_WAIT",
            "TASK_SILENCE_SECONDS", "free_slots", "task_count", "wait_for_slots"]
@@ -121,7 +127,8 @@ class StageFunction:
 class PipelinedRun:
     """One execution of a DAG in PIPELINED mode (see the module docstring)."""
 
-    def __init__(self, engine: Any, dag: Any, job: Any, plan: Any, channel: Any, stop: threading.Event):
+    def __init__(self, engine: EngineServices, dag: Any, job: RunningJob, plan: Any, channel: Any,
+                 stop: threading.Event):
         self.engine, self.dag, self.job, self.plan = engine, dag, job, plan
         self.layout: Layout = plan.pipelined
         self.sc = engine.spark.sparkContext
@@ -131,6 +138,7 @@ class PipelinedRun:
         self.last_seen: dict[int, float] = {}  # task -> when its last status poll arrived (this execution)
         self.tasks_done: set[int] = set()
         self.stop_requested = stop
+        self.failure_seen = False  # a task reported a failure in this execution (cleared by a restart)
         self.stage_done = threading.Event()
         self._addresses: dict[int, dict[int, list]] = {}  # execution -> task -> its link address
         self._addressed = threading.Condition()
@@ -139,13 +147,11 @@ class PipelinedRun:
             self.snapshotting = SnapshotRun(self, engine, job, self.layout)
         self.suspension: Suspension = self.snapshotting or Suspension(self, job)  # job.suspend(), resume(), restart()
         self.unbounded = any(is_stream_source(v.meta_supplier) for v in dag.vertices)
-        self._staged = PlanRun(self.sc, dag, plan, job_id=job.id, job_name=job.name,
-                               guarantee=job.config.processing_guarantee, accumulator=None,
-                               collections=engine._collections, describe=lambda what: None,  # noqa: SLF001
-                               unbounded=self.unbounded)
+        self.metas = MetaSuppliers(job_id=job.id, job_name=job.name, members=plan.members,
+                                   guarantee=job.config.processing_guarantee, unbounded=self.unbounded)
 
     @staticmethod
-    def layout_for(engine: Any, dag: Any) -> tuple[Any, Layout]:
+    def layout_for(engine: EngineServices, dag: Any) -> tuple[Any, Layout]:
         """The plan and layout ``dag`` runs with on ``engine`` (also for ``explain``)."""
         from dag.planner import plan_dag
 
@@ -158,12 +164,12 @@ class PipelinedRun:
         return plan, layout
 
     # ------------------------------------------------------------------ channel handlers
-    def _stale(self, body: Any) -> bool:
+    def is_stale(self, body: Any) -> bool:
         """A message of a task of an earlier execution (a restart began since): ignored."""
         return isinstance(body, dict) and body.get("attempt", 0) != self.attempt
 
     def _status(self, body: Any) -> dict:
-        if self._stale(body):
+        if self.is_stale(body):
             return {"stop": True}
         self.task_metrics[body["task"]] = body["metrics"]
         if body["task"] not in self.tasks_done:
@@ -193,7 +199,7 @@ class PipelinedRun:
         return {"addresses": None, "stop": self.stop_requested.is_set() or attempt != self.attempt}
 
     def _done(self, body: Any) -> None:
-        if self._stale(body):
+        if self.is_stale(body):
             return
         self.task_metrics[body["task"]] = body["metrics"]
         if self.snapshotting is not None and "startup" in body:
@@ -236,12 +242,24 @@ class PipelinedRun:
         else:
             self.suspension.run_executions()
 
-    def _lost_task(self, error: BaseException) -> JobFailedError | None:
+    def task_failed(self, record: dict) -> None:
+        """The job channel's failure hook: a task reported a failure. Stop the execution (once per execution);
+        unless the job restarts from a snapshot (its tasks then stop by themselves at their next status poll,
+        keeping their Python workers), cancel the Spark job group."""
+        if self.failure_seen:
+            return
+        self.failure_seen = True
+        self.stop_requested.set()
+        if self.snapshotting is not None and is_restartable(record):
+            return
+        cancel_in_background(self.sc, self.job.group_id, self.job.id)
+
+    def lost_task(self, error: BaseException) -> JobFailedError | None:
         """The error naming the processors of the task whose loss failed the stage (a dead Python worker),
         when no task reported a failure record within :data:`PEER_REPORT_WAIT` seconds (a surviving peer
         normally reports the lost link first); None when a record explains the failure or the job was
         cancelled."""
-        if self.job._cancelled or self.channel.failure_record(None, wait=PEER_REPORT_WAIT) is not None:  # noqa: SLF001
+        if self.job.cancelled or self.channel.failure_record(None, wait=PEER_REPORT_WAIT) is not None:
             return None
         t = failed_task_index(error)
         if t is None or not 0 <= t < self.layout.tasks or not self.layout.processors_of(t):
@@ -274,7 +292,9 @@ class PipelinedRun:
                     "exc_message": message, "user_traceback": "", "restartable": True})
                 return
 
-    def _worker_spec(self) -> WorkerSpec:
+    def worker_spec(self) -> WorkerSpec:
+        """What every task of the next execution runs (its processor suppliers created for it on the driver;
+        every meta supplier initialised is closed with the job)."""
         from dag.runtime.common.logforward import driver_level
 
         suppliers = {}
@@ -284,18 +304,19 @@ class PipelinedRun:
             meta = self.dag.get_vertex(vp.name).meta_supplier
             if vp.kind in (VertexKind.DRIVER_SOURCE, VertexKind.DRIVER_SINK):
                 meta = meta.live_supplier()
-            suppliers[vp.name] = self._staged._suppliers(vp, meta)  # noqa: SLF001
+            suppliers[vp.name] = self.metas.open(vp, meta)
         return WorkerSpec(
             job_name=self.job.name, job_id=self.job.id, channel=self.channel.ref,
-            host="127.0.0.1" if self.engine._local else None,  # noqa: SLF001
+            host="127.0.0.1" if self.engine.is_local else None,
             layout=self.layout, suppliers=suppliers, guarantee=self.job.config.processing_guarantee,
             max_watermark_retain_ms=_retain(self.job.config.max_watermark_retain_ms), attempt=self.attempt,
             log_levels=levels, unbounded=self.unbounded)
 
-    def _wait_for_slots(self) -> None:
+    def await_slots(self) -> None:
+        """Wait (bounded) for the stage's free Spark slots before an execution; a cancel ends the wait."""
         wait_for_slots(self.sc, self.layout.tasks, self.job.name, self.stop_requested)
 
-    def _run_stage(self, spec: WorkerSpec) -> list[dict]:
+    def run_stage(self, spec: WorkerSpec) -> list[dict]:
         """Run the barrier stage to its end; every task's result (``{"task": t}``, plus ``"failure"``: the id of
         the restartable failure that ended it, see ``worker.py``)."""
         tasks = self.layout.tasks
@@ -324,7 +345,9 @@ class PipelinedRun:
             if self.snapshotting is not None:
                 self.snapshotting.close(error)
         finally:
-            self._staged.close(error)
+            failure = self.metas.close(error)
+            if failure is not None and error is None:
+                raise failure
 
 
 def _retain(value: int | None) -> int | None:

@@ -42,7 +42,7 @@ import shutil
 import threading
 import time
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dag.config import ProcessingGuarantee
 from jetspark_base.errors import JobFailedError
@@ -50,12 +50,16 @@ from dag.runtime.common.failures import _ID_RE, ID_PREFIX, RECORD_WAIT, _text
 from dag.runtime.common.metrics import RestartRecord
 from dag.runtime.pipelined.snapshots import SNAPSHOT_TOPIC, SnapshotSpec
 from dag.runtime.pipelined.suspension import CANCELLED, Suspension
+from dag.runtime.common.job_group import await_tasks_gone
 from dag.runtime.pipelined.sink_ledger import SinkLedger
 from dag.runtime.pipelined.snapshot_coordinator import RestartPolicy, SnapshotCoordinator, completed_on_restore
 from dag.runtime.pipelined.snapshot_routing import RestoreRouter, restore_router
 from dag.runtime.pipelined.snapshot_store import SnapshotStore, resolve_snapshot_dir
 from edges.partitioner import Partitioner
 from processors.io.driver_protocol import SINK_SEAL, SINK_STAGE
+
+if TYPE_CHECKING:  # pragma: no cover
+    from dag.runtime.runtime import EngineServices, RunningJob
 
 __all__ = ["SnapshotRun", "SNAPSHOT_TIMEOUT", "TICK_SECONDS"]
 
@@ -110,12 +114,12 @@ class RestartTimeline:
 class SnapshotRun(Suspension):
     """Snapshots and the restart loop of one pipelined job (see the module docstring)."""
 
-    def __init__(self, run: Any, engine: Any, job: Any, layout: Any):
+    def __init__(self, run: Any, engine: EngineServices, job: RunningJob, layout: Any):
         super().__init__(run, job)
         config = job.config
         self.engine, self.layout = engine, layout
         self.aligned = config.processing_guarantee is ProcessingGuarantee.EXACTLY_ONCE
-        self.root, self.temporary = resolve_snapshot_dir(engine.config.snapshot_dir, local=engine._local)  # noqa: SLF001
+        self.root, self.temporary = resolve_snapshot_dir(engine.config.snapshot_dir, local=engine.is_local)
         self.job_key = f"{job.name}-{job.id}"  # the store quotes it into a directory name (tasks too, from this key)
         self.store = SnapshotStore(self.root, self.job_key, secret=run.channel.ref.secret)
         self.ledger = SinkLedger(self._publish) if self.aligned else None
@@ -158,18 +162,18 @@ class SnapshotRun(Suspension):
             return {"snapshot": self.coordinator.in_progress, "finish": self.finish_log[-32:]}
 
     def _report(self, body: dict) -> None:
-        if self.run._stale(body):  # noqa: SLF001
+        if self.run.is_stale(body):
             return
         report = self.coordinator.report_done if body["done"] else self.coordinator.report
         report(body["snapshot_id"], body["vertex"], body["g"])
 
     def _stage(self, body: dict) -> None:
-        if self.run._stale(body):  # noqa: SLF001
+        if self.run.is_stale(body):
             return
         self.ledger.stage((body["vertex"], body["g"]), (body["kind"], body["name"]), body["items"])  # type: ignore[union-attr]
 
     def _seal(self, body: dict) -> None:
-        if self.run._stale(body):  # noqa: SLF001
+        if self.run.is_stale(body):
             return
         # the processor passed the barrier of the latest started snapshot (the one not yet reported by it)
         self.ledger.seal((body["vertex"], body["g"]), self.coordinator.next_id - 1)  # type: ignore[union-attr]
@@ -178,7 +182,7 @@ class SnapshotRun(Suspension):
         if kind == "apply":  # a driver-applied sink's batch (name: its vertex), applied with the sink's functions
             self._publish_applied(name, items)
             return
-        collection = self.engine._collections.get(kind, name)  # noqa: SLF001
+        collection = self.engine.driver_collections.get(kind, name)
         if kind == "map":
             collection.update(items)
         else:
@@ -190,7 +194,7 @@ class SnapshotRun(Suspension):
         from dag.runtime.common.driver_topics import apply_on_driver
 
         try:
-            apply_on_driver(self.job.dag, self.engine._collections, vertex, items)  # noqa: SLF001
+            apply_on_driver(self.job.dag, self.engine.driver_collections, vertex, items)
         except JobFailedError as exc:
             self.run.channel.store_failure({
                 "id": uuid.uuid4().hex, "vertex": vertex, "processor_index": 0, "exc_type": exc.exc_type or "",
@@ -204,10 +208,10 @@ class SnapshotRun(Suspension):
         self.store.delete_all()
         restore_id: int | None = None
         while True:
-            spec = run._worker_spec()  # noqa: SLF001
+            spec = run.worker_spec()
             spec.snapshots = self._spec(restore_id)
             self._mark("spec built")
-            run._wait_for_slots()  # noqa: SLF001
+            run.await_slots()
             self._mark("slots free")
             ticker = threading.Thread(target=self._tick, name=f"jetspark-snapshots-{self.job.id}", daemon=True)
             self._records_before = run.channel.record_count()
@@ -217,7 +221,7 @@ class SnapshotRun(Suspension):
             error: BaseException | None = None
             results: list[dict] = []
             try:
-                results = run._run_stage(spec)  # noqa: SLF001
+                results = run.run_stage(spec)
             except BaseException as exc:  # noqa: BLE001
                 error = exc
             ended = time.time()
@@ -228,7 +232,7 @@ class SnapshotRun(Suspension):
                     return
                 continue
             if error is None and not any(r.get("failure") for r in results):
-                if self.ledger is not None and not self.job._cancelled:  # noqa: SLF001
+                if self.ledger is not None and not self.job.cancelled:
                     self.ledger.publish_all()
                 return
             restore_id = self._after_failure(error, ended)
@@ -237,7 +241,7 @@ class SnapshotRun(Suspension):
         """The execution failed (``error``: Spark's, None when the tasks ended after a restartable failure they
         reported): raise the job's failure, or prepare the restart and return the snapshot to restore."""
         failure = self._failure_of(error)
-        if self.job._cancelled or not self.policy.should_restart(failure, True):  # noqa: SLF001
+        if self.job.cancelled or not self.policy.should_restart(failure, True):
             if failure is not None:  # name this execution's failure (the job reports the one named)
                 raise JobFailedError(f"Job '{self.job.name}' failed [{ID_PREFIX}{failure['id']}]") from error
             raise error or JobFailedError(f"Job '{self.job.name}' failed", job_name=self.job.name)
@@ -301,8 +305,6 @@ class SnapshotRun(Suspension):
             time.sleep(0.02)
 
     def _prepare_restart(self, cause: dict, stage_failed: bool) -> int | None:
-        from dag.runtime.job import await_tasks_gone
-
         run, job = self.run, self.job
         if stage_failed:  # Spark failed the stage: cancel whatever is left of it (else every task had returned)
             run.sc.cancelJobGroup(job.group_id)
@@ -318,7 +320,7 @@ class SnapshotRun(Suspension):
                      "scratch" if restore_id is None else f"snapshot {restore_id}", cause.get("exc_type"),
                      str(cause.get("exc_message"))[:300], self.policy.total, self.policy.max_restarts)
         run.attempt += 1  # from now on, messages of the failed execution's tasks are ignored
-        job._user_failed = False  # noqa: SLF001 - the next failure stops the next execution again
+        run.failure_seen = False  # the next failure stops the next execution again
         run.stop_requested.clear()
         run.stage_done.clear()
         time.sleep(job.config.restart_delay_ms / 1000)

@@ -20,9 +20,13 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jetspark_base.errors import DagValidationError
+from dag.runtime.common.status import JobStatus
+
+if TYPE_CHECKING:  # pragma: no cover
+    from dag.runtime.runtime import RunningJob
 
 __all__ = ["Suspension", "CANCELLED", "STOP_WAIT"]
 
@@ -38,7 +42,8 @@ _log = logging.getLogger("jetspark.snapshots")
 class Suspension:
     """Suspend, resume and restart of one pipelined job (see the module docstring)."""
 
-    def __init__(self, run: Any, job: Any):
+    def __init__(self, run: Any, job: RunningJob):
+        """``run``: the job's ``PipelinedRun`` (``Any``: the coordinator imports this module, not the reverse)."""
         self.run, self.job = run, job
         self._suspending = threading.Event()
         self._resume = threading.Event()
@@ -46,8 +51,6 @@ class Suspension:
     # ------------------------------------------------------------------ public (through Job)
     def suspend(self) -> None:
         """Stop the execution (after a snapshot, with one); the job becomes SUSPENDED until :meth:`resume`."""
-        from dag.runtime.job import JobStatus
-
         if self.job.status is not JobStatus.RUNNING or self._suspending.is_set():
             raise DagValidationError(f"Job '{self.job.name}' is {self.job.status.value}: only a RUNNING job can be "
                                      "suspended")
@@ -63,8 +66,6 @@ class Suspension:
 
     def resume(self) -> None:
         """Start a new execution of a SUSPENDED job (from the snapshot its suspension took, with one)."""
-        from dag.runtime.job import JobStatus
-
         if self.job.status is not JobStatus.SUSPENDED:
             raise DagValidationError(f"Job '{self.job.name}' is {self.job.status.value}: only a SUSPENDED job can be "
                                      "resumed")
@@ -89,25 +90,23 @@ class Suspension:
     # ------------------------------------------------------------------ the execution loop's side
     def stopped_for_suspension(self) -> bool:
         """The execution that just ended was stopped by :meth:`suspend` (and the job was not cancelled)."""
-        return self._suspending.is_set() and not self.job._cancelled  # noqa: SLF001
+        return self._suspending.is_set() and not self.job.cancelled
 
     def _suspended(self) -> Any:
         """The stage stopped for a suspension: SUSPENDED until resumed (returns the snapshot to restore) or
         cancelled (returns :data:`CANCELLED`)."""
-        from dag.runtime.job import JobStatus
-
         run, job = self.run, self.job
         restore_id = self._restore_point()
-        job._status = JobStatus.SUSPENDED  # noqa: SLF001
+        job.status = JobStatus.SUSPENDED
         _log.info("Job '%s' suspended%s", job.name, "" if restore_id is None else f" at snapshot {restore_id}")
         while not self._resume.wait(POLL * 5):
-            if job._cancelled:  # noqa: SLF001
+            if job.cancelled:
                 return CANCELLED
         self._suspending.clear()
         run.attempt += 1
         run.stop_requested.clear()
         run.stage_done.clear()
-        job._status = JobStatus.RUNNING  # noqa: SLF001
+        job.status = JobStatus.RUNNING
         _log.info("Job '%s' resumes %s", job.name, "from scratch" if restore_id is None else
                   f"from snapshot {restore_id}")
         return restore_id
@@ -116,14 +115,14 @@ class Suspension:
         """The execution loop of a job without snapshots: run, and after a suspension run again from scratch."""
         run = self.run
         while True:
-            spec = run._worker_spec()  # noqa: SLF001
-            run._wait_for_slots()  # noqa: SLF001
+            spec = run.worker_spec()
+            run.await_slots()
             try:
-                run._run_stage(spec)  # noqa: SLF001
+                run.run_stage(spec)
             except BaseException as exc:
                 if not self.stopped_for_suspension():
                     # a Python worker died and no task reported it: the error names the processors it ran
-                    lost = run._lost_task(exc) if isinstance(exc, Exception) else None  # noqa: SLF001
+                    lost = run.lost_task(exc) if isinstance(exc, Exception) else None
                     if lost is not None:
                         raise lost from exc
                     raise

@@ -2,9 +2,8 @@
 
 ``PlanRun`` walks the stages in order. For each stage it
 
-1. creates the processor suppliers of its vertices on the driver (``meta.init(ctx)``,
-   ``fn = meta.get(list(range(M)))``, ``ps = fn(m)`` per member); they travel to the tasks inside the stage
-   function and the task calls ``ps.init``/``ps.get(L)``/``ps.close``;
+1. creates the processor suppliers of its vertices on the driver (``meta_suppliers.py``); they travel to the
+   tasks inside the stage function;
 2. collects and broadcasts the inputs of its broadcast edges (``SparkContext.broadcast``, destroyed at the end
    of the job): when one is missing, every broadcast edge whose sending stage is built by then is collected in
    the same Spark job (``sc.union`` of their senders' records, each record tagged with its edge), so a DAG with
@@ -34,6 +33,7 @@ from dag.runtime.staged.dealer import Dealer
 from dag.runtime.common.driver_topics import slice_bounds
 from dag.runtime.common.failures import encode_failure, mark_origin
 from dag.runtime.common.logforward import driver_level
+from dag.runtime.common.meta_suppliers import MetaSuppliers
 from dag.runtime.common.metrics import EMITTED, RECEIVED
 from dag.runtime.common.senders import send, sender_spec, senders_of
 from dag.runtime.staged.task import BroadcastInput, StageTask, VertexTask
@@ -94,18 +94,17 @@ class PlanRun:
 
     def __init__(self, sc: Any, dag: Any, plan: PhysicalPlan, *, job_id: int, job_name: str, guarantee: Any,
                  accumulator: Any, collections: Any, describe: Callable[[str], None], channel: Any = None,
-                 unbounded: bool = False, serve: Callable[[str, Callable], None] | None = None):
+                 serve: Callable[[str, Callable], None] | None = None):
         self.sc, self.dag, self.plan, self.channel = sc, dag, plan, channel
         self.serve = serve  # registers a handler on the job's channel (JobChannel.register), for dealt sources
         self.dealers: dict[tuple[str, int | None], Dealer] = {}  # (vertex, ordinal when read per edge)
-        self.unbounded = unbounded  # Context.unbounded of the meta suppliers (a pipelined stream job)
         self.job_id, self.job_name, self.guarantee = job_id, job_name, guarantee
         self.accumulator, self.collections, self.describe = accumulator, collections, describe
         self.stage_rdds: dict[int, Any] = {}
         self.persisted: list[Any] = []
         self.broadcasts: list[Any] = []
         self.collected: dict[int, BroadcastInput] = {}   # id(EdgePlan) -> its collected broadcast input
-        self.metas: list[tuple[str, Any]] = []
+        self.metas = MetaSuppliers(job_id=job_id, job_name=job_name, members=plan.members, guarantee=guarantee)
 
     # ------------------------------------------------------------------ lifecycle
     def run(self) -> None:
@@ -118,14 +117,7 @@ class PlanRun:
 
     def close(self, error: BaseException | None) -> None:
         """Close the meta suppliers, unpersist outputs, destroy broadcasts (always, also after a failure)."""
-        first: BaseException | None = None
-        for name, meta in self.metas:
-            try:
-                meta.close(error)
-            except Exception as exc:  # noqa: BLE001
-                first = first or JobFailedError(
-                    f"Job '{self.job_name}': ProcessorMetaSupplier.close() of vertex '{name}' failed: {exc!r}",
-                    job_name=self.job_name, vertex=name, exc_type=type(exc).__qualname__, exc_message=str(exc))
+        first = self.metas.close(error)
         for rdd in self.persisted:
             rdd.unpersist()
         for handle in self.broadcasts:
@@ -160,25 +152,9 @@ class PlanRun:
                 vt.senders[ep.dest_ordinal] = senders_of(spec, ep.source_parallelism)
         return vt
 
-    def _suppliers(self, vp: VertexPlan, meta: Any = None) -> list[Any]:
-        """Each member's ``ProcessorSupplier`` of the vertex's meta supplier (or of ``meta``)."""
-        from processors.api.context import Context
-
-        members = self.plan.members
-        meta = meta or self.dag.get_vertex(vp.name).meta_supplier
-        ctx = Context(vertex_name=vp.name, job_id=self.job_id, total_parallelism=vp.total_parallelism,
-                      local_parallelism=vp.local_parallelism, member_count=members,
-                      processing_guarantee=self.guarantee, unbounded=self.unbounded)
-        try:
-            meta.init(ctx)
-            self.metas.append((vp.name, meta))
-            fn = meta.get(list(range(members)))
-            return [fn(m) for m in range(members)]
-        except Exception as exc:
-            raise JobFailedError(
-                f"Job '{self.job_name}': the ProcessorMetaSupplier of vertex '{vp.name}' failed on the driver: "
-                f"{type(exc).__qualname__}: {exc}", job_name=self.job_name, vertex=vp.name,
-                exc_type=type(exc).__qualname__, exc_message=str(exc)) from exc
+    def _suppliers(self, vp: VertexPlan) -> list[Any]:
+        """Each member's ``ProcessorSupplier`` of the vertex's meta supplier."""
+        return self.metas.open(vp, self.dag.get_vertex(vp.name).meta_supplier)
 
     def _build_stage(self, stage: StagePlan) -> Any:
         vertices = self.plan.vertices

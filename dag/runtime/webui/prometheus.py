@@ -42,7 +42,7 @@ class JobsCollector:
         """One metric family per metric of the module docstring, filled from a fresh look at every job."""
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-        from dag.runtime.job import JobStatus
+        from dag.runtime.common.status import JobStatus
 
         emitted = CounterMetricFamily("jetspark_items_emitted", "Items the vertex's processors emitted",
                                       labels=["job", "vertex"])
