@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from pipeline.connectors import Sink
+from pipeline.descriptors import Sink
 from processors.inbox import Inbox
 from processors.processor import Processor
 from processors.suppliers import ProcessorMetaSupplier

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dag.errors import DagValidationError
-from pipeline.connectors import Sink
+from pipeline.descriptors import Sink
 from processors.files import write_file_p
 from processors.snapshot_keys import BroadcastKey, broadcast_key
 from processors.transactional_files import _TXN_KEY, TransactionalWriteFileP, _is_exactly_once

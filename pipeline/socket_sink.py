@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dag.errors import DagError
-from pipeline.connectors import Sink
+from pipeline.descriptors import Sink
 from processors.inbox import Inbox
 from processors.processor import Processor
 from processors.suppliers import ProcessorMetaSupplier
