@@ -4,9 +4,8 @@ A pipeline is plain data: sources, stages and sinks. A stage is a thin handle on
 pipeline's transform graph; its methods call operations (free functions) that add transforms, and
 ``p.to_dag()`` lowers the graph to a ``DAG`` by Jet 4's planner rules (handle -> operation -> transform ->
 planner: see :mod:`pipeline.stages` and :mod:`pipeline.transform_graph`), so everything that takes a DAG takes
-a pipeline too
-(``engine.new_job(p)``, ``engine.plan(p)``, ``jetspark run/dot/explain/render``). Engine-free: nothing here
-imports pyspark.
+a pipeline too (``engine.new_job(p)``, ``engine.plan(p)``, ``jetspark run/dot/explain/render``). Engine-free:
+nothing here imports pyspark.
 
 >>> from pipeline import Pipeline, Sources, Sinks
 >>> from processors import counting, whole_item

@@ -1,9 +1,9 @@
 """Sources and sinks of the Pipeline API: ``Sources``, ``Sinks``, ``TestSources`` (Jet's ``pipeline.Sources``...).
 
 Each factory returns a descriptor (:mod:`pipeline.descriptors`): a ``BatchSource``, ``StreamSource`` or
-``Sink``, holding the vertex name Jet 4 gives it and the processor supplier that runs it. ``SourceBuilder``/``SinkBuilder``
-products from ``processors`` are accepted by ``read_from``/``write_to`` as they are (:func:`as_source`,
-:func:`as_sink`).
+``Sink``, holding the vertex name Jet 4 gives it and the processor supplier that runs it.
+``SourceBuilder``/``SinkBuilder`` products from ``processors`` are accepted by ``read_from``/``write_to`` as
+they are (:func:`as_source`, :func:`as_sink`).
 
 ==================================================  =====================  =====================================
 factory                                             vertex name            runs
