@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from pipeline.connectors import Sink
+from pipeline.descriptors import Sink
 from processors.api.inbox import Inbox
 from processors.api.processor import Processor
 from processors.api.suppliers import ProcessorMetaSupplier

@@ -1,9 +1,9 @@
 """Sources and sinks of the Pipeline API: ``Sources``, ``Sinks``, ``TestSources`` (Jet's ``pipeline.Sources``...).
 
-Each factory returns a descriptor: :class:`BatchSource`, :class:`StreamSource` or :class:`Sink`, holding the
-vertex name Jet 4 gives it and the processor supplier that runs it. ``SourceBuilder``/``SinkBuilder``
-products from ``processors`` are accepted by ``read_from``/``write_to`` as they are (:func:`as_source`,
-:func:`as_sink`).
+Each factory returns a descriptor (:mod:`pipeline.descriptors`): a ``BatchSource``, ``StreamSource`` or
+``Sink``, holding the vertex name Jet 4 gives it and the processor supplier that runs it.
+``SourceBuilder``/``SinkBuilder`` products from ``processors`` are accepted by ``read_from``/``write_to`` as
+they are (:func:`as_source`, :func:`as_sink`).
 
 ==================================================  =====================  =====================================
 factory                                             vertex name            runs
@@ -26,7 +26,7 @@ factory                                             vertex name            runs
 
 The stream sources (``Sources.socket`` -> ``socketSource(HOST:PORT)``, ``Sources.map_journal`` ->
 ``mapJournalSource(NAME)``, ``Sources.stream_from_processor``, ``TestSources.item_stream`` -> ``itemStream``)
-are in :mod:`pipeline.stream_sources`; ``Sources`` and ``TestSources`` expose them.
+are in :mod:`pipeline.stream_factories`; ``Sources`` and ``TestSources`` expose them.
 
 >>> Sources.list("text").name
 'listSource(text)'
@@ -39,6 +39,21 @@ from collections.abc import Callable
 from typing import Any
 
 from jetspark_base.errors import DagValidationError
+from pipeline.descriptors import BatchSource, Sink, StreamSource, collection_name
+from pipeline.file_sources import FilesBuilder, file_watcher_source, json_sink, json_source, json_watcher_source
+from pipeline.jdbc import JdbcSinkBuilder, jdbc_sink, jdbc_source
+from pipeline.rolling_files import FileSinkBuilder
+from pipeline.socket_sink import socket_sink
+from pipeline.stream_factories import (
+    builder_stream_source,
+    item_stream_source,
+    map_journal_source,
+    processor_stream_source,
+    socket_source,
+)
+from processors.io.connector_builders import BatchSource as BuiltBatch
+from processors.io.connector_builders import BuiltSink
+from processors.io.connector_builders import StreamSource as BuiltStream
 from processors.io.collections import read_list_p, read_map_p, write_list_p, write_map_p
 from processors.library.diagnostic import write_logger_p
 from processors.io.event_journal import JournalInitialPosition
@@ -51,69 +66,10 @@ from processors.api.suppliers import ProcessorMetaSupplier
 __all__ = ["BatchSource", "StreamSource", "Sink", "Sources", "Sinks", "TestSources", "as_source", "as_sink"]
 
 
-class BatchSource:
-    """A bounded source: the vertex ``name`` and the ``supplier`` it runs. ``post_fn(item)``: applied to every
-    item right after the source (``None`` drops it), e.g. ``Sources.map``'s predicate and projection, run in
-    a ``NAME-select`` vertex after the source's (a driver-side source is a Spark operation, not processors)."""
-
-    def __init__(self, name: str, supplier: Any, post_fn: Callable[[Any], Any] | None = None):
-        self.name = name
-        self.supplier = supplier
-        self.post_fn = post_fn
-
-    def __repr__(self) -> str:
-        return f"BatchSource({self.name!r})"
-
-
-class StreamSource:
-    """An unbounded source: the vertex ``name``, the ``supplier`` it runs without timestamps and, when the
-    source can apply timestamps itself, ``timestamped_fn(params) -> supplier`` (its items then leave it as
-    ``JetEvent`` with watermarks). ``native_timestamps``: the source has timestamps of its own
-    (``with_native_timestamps``); ``accepts_timestamp_fn``: ``timestamped_fn`` also applies a user
-    ``timestamp_fn`` (else ``with_timestamps`` adds an ``-add-timestamps`` vertex)."""
-
-    def __init__(self, name: str, supplier: Any, timestamped_fn: Callable[[Any], Any] | None = None,
-                 native_timestamps: bool = False, accepts_timestamp_fn: bool = False):
-        self.name = name
-        self.supplier = supplier
-        self.timestamped_fn = timestamped_fn
-        self.native_timestamps = native_timestamps
-        self.accepts_timestamp_fn = accepts_timestamp_fn
-
-    def __repr__(self) -> str:
-        return f"StreamSource({self.name!r})"
-
-
-class Sink:
-    """A sink: the vertex ``name`` and the ``supplier`` it runs."""
-
-    def __init__(self, name: str, supplier: Any):
-        self.name = name
-        self.supplier = supplier
-
-    def __repr__(self) -> str:
-        return f"Sink({self.name!r})"
-
-
 def _name(owner: str, name: Any) -> str:
     if not isinstance(name, str) or not name:
         raise DagValidationError(f"{owner}: the name must be a non-empty str, got {name!r}")
     return name
-
-
-def collection_name(owner: str, collection: Any, kind: str) -> str:
-    """The name of a driver ``kind`` ("map" or "list"): ``collection`` is the name, or the object
-    ``engine.get_map``/``get_list`` returned (Jet takes the IMap/IList or its name). A wrong argument's error
-    shows its type and a short prefix of it, never a whole map."""
-    if isinstance(collection, str) and collection:
-        return collection
-    name = getattr(collection, "name", None)
-    if not isinstance(collection, str) and isinstance(name, str) and name:
-        return name
-    raise DagValidationError(
-        f"{owner}: expected the {kind}'s name (a non-empty str) or the {kind} from engine.get_{kind}(name), got "
-        f"{type(collection).__name__} {repr(collection)[:60]}{'...' if len(repr(collection)) > 60 else ''}; "
-        f"e.g. {owner.split('(')[0]}(engine.get_{kind}('input')) or {owner.split('(')[0]}('input')")
 
 
 class _SelectEntries:
@@ -205,53 +161,39 @@ class Sources:
     @staticmethod
     def json(directory: str | os.PathLike, cls: type | None = None) -> BatchSource:
         """The objects of the JSON Lines files in ``directory``: dicts, or ``cls(**obj)`` (Jet 4.5)."""
-        from pipeline.file_sources import json_source
-
         return json_source(directory, cls)
 
     @staticmethod
-    def files_builder(directory: str | os.PathLike) -> Any:
+    def files_builder(directory: str | os.PathLike) -> FilesBuilder:
         """Jet's ``Sources.filesBuilder``: ``.glob(g).shared_file_system(b).charset(c).build(map_output_fn)``."""
-        from pipeline.file_sources import FilesBuilder
-
         return FilesBuilder(directory)
 
     @staticmethod
     def file_watcher(directory: str | os.PathLike) -> StreamSource:
         """A stream of the lines appended to (or written into new) files of ``directory`` after the job
         starts (as ``stream_files_p``)."""
-        from pipeline.file_sources import file_watcher_source
-
         return file_watcher_source(directory)
 
     @staticmethod
     def json_watcher(directory: str | os.PathLike, cls: type | None = None) -> StreamSource:
         """As ``file_watcher``, each line a JSON object: a dict, or ``cls(**obj)``."""
-        from pipeline.file_sources import json_watcher_source
-
         return json_watcher_source(directory, cls)
 
     @staticmethod
     def socket(host: str, port: int, encoding: str = "utf-8") -> StreamSource:
         """The lines a TCP server sends (a client connection, as ``stream_socket_p``); a stream source."""
-        from pipeline.stream_sources import socket_source
-
         return socket_source(host, port, encoding)
 
     @staticmethod
     def map_journal(map_or_name: Any, initial_position: JournalInitialPosition = JournalInitialPosition.START_FROM_OLDEST,
                     predicate_fn: Callable | None = None, projection_fn: Callable | None = None) -> StreamSource:
         """The event journal of the driver-side map (the map or its name; as ``stream_map_p``); a stream source."""
-        from pipeline.stream_sources import map_journal_source
-
         name = collection_name("Sources.map_journal", map_or_name, "map")
         return map_journal_source(name, initial_position, predicate_fn, projection_fn)
 
     @staticmethod
     def stream_from_processor(name: str, meta_supplier: Any) -> StreamSource:
         """An unbounded source running the processors of ``meta_supplier`` in a vertex named ``name``."""
-        from pipeline.stream_sources import processor_stream_source
-
         return processor_stream_source(_name("Sources.stream_from_processor", name), meta_supplier)
 
     @staticmethod
@@ -259,8 +201,6 @@ class Sources:
              create_output_fn: Callable[[Any], Any] | None = None) -> BatchSource:
         """Database rows through DB-API (``read_jdbc_p``): an SQL string runs once in one processor;
         ``result_set_fn(connection, parallelism, index)`` gives every processor its share; vertex ``jdbcSource``."""
-        from pipeline.jdbc import jdbc_source
-
         return jdbc_source(new_connection_fn, query_or_result_set_fn, create_output_fn)
 
 
@@ -288,8 +228,6 @@ class TestSources:
     def item_stream(items_per_second: int, generator_fn: Callable[[int, int], Any] | None = None) -> StreamSource:
         """A stream of ``SimpleEvent(timestamp, sequence)`` (or ``generator_fn(timestamp, sequence)``) at
         ``items_per_second``, with native timestamps; its vertex is ``itemStream``."""
-        from pipeline.stream_sources import item_stream_source
-
         return item_stream_source(items_per_second, generator_fn)
 
 
@@ -331,32 +269,24 @@ class Sinks:
     def jdbc(update_query: str, new_connection_fn: Callable[[], Any],
              bind_fn: Callable[[Any], Any] | None = None) -> Sink:
         """Runs ``update_query`` per item in batches through DB-API (``write_jdbc_p``); vertex ``jdbcSink``."""
-        from pipeline.jdbc import jdbc_sink
-
         return jdbc_sink(update_query, new_connection_fn, bind_fn)
 
     @staticmethod
-    def jdbc_builder() -> Any:
+    def jdbc_builder() -> JdbcSinkBuilder:
         """A ``JdbcSinkBuilder``: ``.update_query(q).connection_fn(fn)[.bind_fn(fn).exactly_once(b)
         .batch_limit(n)].build()``."""
-        from pipeline.jdbc import JdbcSinkBuilder
-
         return JdbcSinkBuilder()
 
     @staticmethod
-    def files_builder(directory: str | os.PathLike) -> Any:
+    def files_builder(directory: str | os.PathLike) -> FileSinkBuilder:
         """Jet's ``Sinks.filesBuilder``: ``.to_string_fn(fn).roll_by_date(pattern).roll_by_file_size(max_bytes)
         .exactly_once(b).build()`` (see :mod:`pipeline.rolling_files`)."""
-        from pipeline.rolling_files import FileSinkBuilder
-
         return FileSinkBuilder(directory)
 
     @staticmethod
     def socket(host: str, port: int, to_string_fn: Callable[[Any], Any] = str) -> Sink:
         """Each item as a line ``to_string_fn(item)`` to the TCP server at ``host:port`` (one connection per
         processor; Jet 4.5)."""
-        from pipeline.socket_sink import socket_sink
-
         return socket_sink(host, port, to_string_fn)
 
     @staticmethod
@@ -422,8 +352,6 @@ class Sinks:
     @staticmethod
     def json(directory: str | os.PathLike) -> Sink:
         """One JSON object per line (``JsonUtil.to_json(item)``), one file per processor in ``directory``."""
-        from pipeline.file_sources import json_sink
-
         return json_sink(directory)
 
 
@@ -431,14 +359,9 @@ def as_source(source: Any) -> BatchSource | StreamSource:
     """``source`` as a descriptor: pipeline sources as they are, ``SourceBuilder`` products wrapped."""
     if isinstance(source, (BatchSource, StreamSource)):
         return source
-    from processors.io.connector_builders import BatchSource as BuiltBatch
-    from processors.io.connector_builders import StreamSource as BuiltStream
-
     if isinstance(source, BuiltBatch):
         return BatchSource(source.name, source)
     if isinstance(source, BuiltStream):
-        from pipeline.stream_sources import builder_stream_source  # noqa: PLC0415 - the stream half
-
         return builder_stream_source(source)
     raise TypeError(
         f"read_from(source): expected a source from Sources/TestSources or a SourceBuilder product, got "
@@ -449,8 +372,6 @@ def as_sink(sink: Any) -> Sink:
     """``sink`` as a descriptor: pipeline sinks as they are, ``SinkBuilder`` products wrapped."""
     if isinstance(sink, Sink):
         return sink
-    from processors.io.connector_builders import BuiltSink
-
     if isinstance(sink, BuiltSink):
         return Sink(sink.name, sink)
     raise TypeError(

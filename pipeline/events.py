@@ -34,7 +34,7 @@ class TimestampedItem(NamedTuple):
 
     timestamp: int
     item: Any
-    is_early = False  # a final result (an early one, pipeline.windows.EarlyTimestampedItem, says True)
+    is_early = False  # a final result (an early one, pipeline.window_aggregate.EarlyTimestampedItem, says True)
 
     def __str__(self) -> str:
         return f"TimestampedItem{{ts={format_time(self.timestamp)}, item={self.item}}}"

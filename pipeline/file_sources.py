@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from jetspark_base.errors import DagValidationError
-from pipeline.connectors import BatchSource, Sink, StreamSource
+from pipeline.descriptors import BatchSource, Sink, StreamSource
 from pipeline.json_util import JsonUtil, bean_from_dict
 from processors.io.files import _matching_files, read_files_p, write_file_p
 from processors.api.inbox import Inbox

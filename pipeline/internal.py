@@ -322,10 +322,8 @@ class UnwrapEventsP(PeekWrappedP):
         super().__init__(wrapped, str, None, peek_input=False, peek_output=False)
 
     def process(self, ordinal: int, inbox: Inbox) -> None:
-        items = inbox._items  # noqa: SLF001 - rewritten in place, the wrapped processor removes from it
-        for _ in range(len(items)):
-            item = items.popleft()
-            items.append(item.item if type(item) is JetEvent else item)
+        # the same inbox, rewritten: what the wrapped processor leaves in it is offered again next time
+        inbox.add_all([item.item if type(item) is JetEvent else item for item in inbox.take_all()])
         self.wrapped.process(ordinal, inbox)
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from connectors.jdbc import read_jdbc_p, write_jdbc_p
 from jetspark_base.errors import DagValidationError
-from pipeline.connectors import BatchSource, Sink
+from pipeline.descriptors import BatchSource, Sink
 
 __all__ = ["jdbc_source", "jdbc_sink", "JdbcSinkBuilder", "SOURCE_NAME", "SINK_NAME"]
 

@@ -28,12 +28,15 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
-from pipeline.connectors import collection_name
+from pipeline.descriptors import collection_name
 from pipeline.services import ServiceFactories
+from pipeline.stateful_ops import async_service
+from pipeline.stateless_ops import using
+from pipeline.transform_graph import Transform
 from processors.io import driver_protocol as topics
 from processors.io.event_journal import EventType, JournalInitialPosition
 
-__all__ = ["MapLookupOps", "KeyedMapLookupOps", "DriverMapLookup", "ReplicatedMapView", "LOOKUP_BATCH",
+__all__ = ["map_using_imap", "map_using_replicated_map", "DriverMapLookup", "ReplicatedMapView", "LOOKUP_BATCH",
            "REFRESH_SECONDS"]
 
 LOOKUP_BATCH = 1024
@@ -149,47 +152,21 @@ def _check(stage: str, operation: str, **fns: Any) -> None:
             raise TypeError(f"stage '{stage}': {operation} needs {label} to be a function, got {fn!r:.60}")
 
 
-class MapLookupOps:
-    """The lookups of every compute stage (mixed into ``GeneralStage``)."""
-
-    name: str
-
-    def map_using_imap(self, map_or_name: Any, key_fn: Callable[[Any], Any],
-                       map_fn: Callable[[Any, Any], Any]) -> Any:
-        """``map_fn(item, value)`` with ``value`` the driver map's value of ``key_fn(item)`` when the item is
-        processed (``None`` if missing); a ``None`` result drops the item (Jet's ``mapUsingIMap``).
-
-        >>> trades.map_using_imap("stock-info", lambda t: t.ticker,  # doctest: +SKIP
-        ...                       lambda t, info: (t, info))
-        """
-        name = collection_name("map_using_imap", map_or_name, "map")
-        _check(self.name, "map_using_imap(map, key_fn, map_fn)", key_fn=key_fn, map_fn=map_fn)
-        factory = ServiceFactories.non_shared_service(_ImapCreate(name)).to_non_cooperative()
-        return self._async("map-using-imap", factory, _ImapBatch(key_fn, map_fn),  # type: ignore[attr-defined]
-                           LOOKUP_BATCH, 1, 60.0)
-
-    def map_using_replicated_map(self, map_or_name: Any, key_fn: Callable[[Any], Any],
-                                 map_fn: Callable[[Any, Any], Any]) -> Any:
-        """``map_fn(item, value)`` with ``value`` from this processor's copy of
-        ``engine.get_replicated_map(name)`` (refreshed as the map changes); ``None`` drops the item (Jet's
-        ``mapUsingReplicatedMap``)."""
-        name = collection_name("map_using_replicated_map", map_or_name, "replicated_map")
-        _check(self.name, "map_using_replicated_map(map, key_fn, map_fn)", key_fn=key_fn, map_fn=map_fn)
-        factory = ServiceFactories.non_shared_service(_ReplicatedCreate(name)).to_non_cooperative()
-        return self._using("map", factory.to_context_factory(),  # type: ignore[attr-defined]
-                           _ReplicatedLookup(key_fn, map_fn), "replicated-map")
+def map_using_imap(upstream: Transform, map_or_name: Any, key_fn: Callable[[Any], Any],
+                   map_fn: Callable[[Any, Any], Any]) -> Transform:
+    """The ``map-using-imap`` transform: ``map_fn(item, value)`` with ``value`` the driver map's value of
+    ``key_fn(item)`` when the item is processed (a batched async service, one ``map.get`` per batch)."""
+    name = collection_name("map_using_imap", map_or_name, "map")
+    _check(upstream.name, "map_using_imap(map, key_fn, map_fn)", key_fn=key_fn, map_fn=map_fn)
+    factory = ServiceFactories.non_shared_service(_ImapCreate(name)).to_non_cooperative()
+    return async_service(upstream, "map-using-imap", factory, _ImapBatch(key_fn, map_fn), LOOKUP_BATCH, 1, 60.0)
 
 
-class KeyedMapLookupOps:
-    """The keyed lookups (mixed into ``StageWithKey``): the grouping key is the lookup key."""
-
-    key_fn: Callable[[Any], Any]
-    _stage: Any
-
-    def map_using_imap(self, map_or_name: Any, map_fn: Callable[[Any, Any], Any]) -> Any:
-        """``map_fn(item, value)`` with the driver map's value of the item's grouping key."""
-        return self._stage.map_using_imap(map_or_name, self.key_fn, map_fn)
-
-    def map_using_replicated_map(self, map_or_name: Any, map_fn: Callable[[Any, Any], Any]) -> Any:
-        """``map_fn(item, value)`` with the replicated map's value of the item's grouping key."""
-        return self._stage.map_using_replicated_map(map_or_name, self.key_fn, map_fn)
+def map_using_replicated_map(upstream: Transform, map_or_name: Any, key_fn: Callable[[Any], Any],
+                             map_fn: Callable[[Any, Any], Any]) -> Transform:
+    """The ``map-using-replicated-map`` transform: ``map_fn(item, value)`` with ``value`` from this processor's
+    copy of the replicated map (:class:`ReplicatedMapView`)."""
+    name = collection_name("map_using_replicated_map", map_or_name, "replicated_map")
+    _check(upstream.name, "map_using_replicated_map(map, key_fn, map_fn)", key_fn=key_fn, map_fn=map_fn)
+    factory = ServiceFactories.non_shared_service(_ReplicatedCreate(name)).to_non_cooperative()
+    return using(upstream, "map", factory.to_context_factory(), _ReplicatedLookup(key_fn, map_fn), "replicated-map")

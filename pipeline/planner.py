@@ -16,18 +16,22 @@ Rules kept from Jet's planner:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 from dag.model import DAG
 from edges.edge import Edge
 
-if TYPE_CHECKING:  # pragma: no cover
-    from pipeline.transforms import Transform
-
-__all__ = ["Planner", "PlannerVertex"]
+__all__ = ["Planner", "PlannerVertex", "Planned", "EdgeConfigurer"]
 
 EdgeConfigurer = Callable[[Edge, int], Any]
+
+
+class Planned(Protocol):
+    """What the planner needs of a transform: its upstream transforms, in input-ordinal order (the planner sits
+    below the transforms, :mod:`pipeline.transform_graph`, and never imports them)."""
+
+    upstream: Sequence[Any]
 
 
 class PlannerVertex:
@@ -54,8 +58,8 @@ class Planner:
 
     def __init__(self, preserve_order: bool | None = None) -> None:
         self.preserve_order = preserve_order  # None: not set; False: also lets async results leave unordered
-        self.edge_overrides: dict[Transform, EdgeConfigurer] = {}  # rebalance: routing of the edges leaving it
-        self.xform2vertex: dict[Transform, PlannerVertex] = {}
+        self.edge_overrides: dict[Planned, EdgeConfigurer] = {}  # rebalance: routing of the edges leaving it
+        self.xform2vertex: dict[Planned, PlannerVertex] = {}
         self._vertices: list[PlannerVertex] = []
         self._edges: list[tuple[PlannerVertex, int, PlannerVertex, int, EdgeConfigurer | None]] = []
         self._names: set[str] = set()
@@ -76,7 +80,7 @@ class Planner:
         self._vertices.append(pv)
         return pv
 
-    def add_vertex(self, transform: Transform, name: str, local_parallelism: int | None, supplier: Any,
+    def add_vertex(self, transform: Planned, name: str, local_parallelism: int | None, supplier: Any,
                    emits_events: bool = False) -> PlannerVertex:
         """The vertex of ``transform``: downstream transforms attach to it."""
         pv = self.new_vertex(name, supplier, local_parallelism)
@@ -84,7 +88,8 @@ class Planner:
         self.xform2vertex[transform] = pv
         return pv
 
-    def vertex_of(self, transform: Transform) -> PlannerVertex:
+    def vertex_of(self, transform: Planned) -> PlannerVertex:
+        """The vertex ``transform``'s downstream transforms attach to (added before, in visiting order)."""
         return self.xform2vertex[transform]
 
     def edge(self, source: PlannerVertex, dest: PlannerVertex, dest_ordinal: int = 0,
@@ -92,7 +97,7 @@ class Planner:
         """An edge from ``source``'s next free outbound ordinal to ``dest`` at ``dest_ordinal``."""
         self._edges.append((source, source.next_available_ordinal(), dest, dest_ordinal, configure))
 
-    def add_edges(self, transform: Transform, dest: PlannerVertex,
+    def add_edges(self, transform: Planned, dest: PlannerVertex,
                   configure: EdgeConfigurer | None = None) -> None:
         """Edges from each upstream transform's vertex to ``dest``, at ordinals 0, 1, ...;
         ``configure(edge, ordinal)`` sets routing. An upstream ``rebalance`` sets it first (``configure`` may

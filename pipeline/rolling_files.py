@@ -31,7 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jetspark_base.errors import DagValidationError
-from pipeline.connectors import Sink
+from pipeline.descriptors import Sink
 from processors.io.files import write_file_p
 from processors.api.snapshot_keys import BroadcastKey, broadcast_key
 from processors.io.file_publish import is_exactly_once

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jetspark_base.errors import DagError
-from pipeline.connectors import Sink
+from pipeline.descriptors import Sink
 from processors.api.inbox import Inbox
 from processors.api.processor import Processor
 from processors.api.suppliers import ProcessorMetaSupplier

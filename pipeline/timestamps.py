@@ -1,4 +1,4 @@
-"""Timestamps in a pipeline: where they are added and how sinks are kept free of the internal wrapper.
+"""Timestamps in a pipeline: the stream-source transform, where timestamps are chosen, and ``add-timestamps``.
 
 - :func:`event_time_params`: the watermark parameters of a ``with_timestamps(fn, lag)`` /
   ``with_native_timestamps(lag)`` choice: a limiting-lag policy, no throttling, Jet's idle timeout, and a
@@ -8,35 +8,24 @@
   planner) the source vertex feeds ``NAME-add-timestamps`` (``insert_watermarks_p``) on an isolated edge.
 - :class:`TimestampTransform`: ``with_timestamps`` later in a pipeline: an ``add-timestamps`` vertex
   (``insert_watermarks_p``) on an isolated edge.
-- :func:`unwrapping_sink`: a sink fed by a stage with timestamps gets plain items: its processors are wrapped
-  with ``UnwrapEventsP``; a driver-side sink (a Spark operation, no processors) gets a ``NAME-unwrap`` vertex
-  in front of it.
+
+Sinks never see the internal wrapper either: :class:`~pipeline.transforms.SinkTransform` unwraps the events of
+a stage with timestamps.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from pipeline.internal import (
-    MappedMetaSupplier,
-    event_item,
-    rewrap_event,
-    to_event,
-    unwrap_events,
-)
-from pipeline.planner import Planner, PlannerVertex
-from pipeline.transforms import Transform
+from pipeline.internal import MappedMetaSupplier, rewrap_event, to_event
+from pipeline.planner import Planner
+from pipeline.transform_graph import Transform, TransformGraph
 from processors.windowing.event_time import DEFAULT_IDLE_TIMEOUT_MS, WmGenParams, wm_gen_params
 from processors.windowing.insert_watermarks import insert_watermarks_p
-from processors.library.stateless import map_p
-from processors.api.suppliers import RuntimeBound
 from processors.windowing.watermark_policies import limiting_lag, no_throttling
 
-if TYPE_CHECKING:  # pragma: no cover
-    from pipeline.pipeline import Pipeline
-
-__all__ = ["event_time_params", "StreamSourceTransform", "TimestampTransform", "unwrapping_sink"]
+__all__ = ["event_time_params", "StreamSourceTransform", "TimestampTransform"]
 
 ADD_TIMESTAMPS_SUFFIX = "-add-timestamps"
 
@@ -67,9 +56,9 @@ class StreamSourceTransform(Transform):
     """A stream source: ``supplier`` as is, or with watermark ``params`` applied in the source (``in_source``)
     or by an ``-add-timestamps`` vertex after it."""
 
-    def __init__(self, pipeline: Pipeline, name: str, supplier: Any, params: WmGenParams | None,
+    def __init__(self, graph: TransformGraph, name: str, supplier: Any, params: WmGenParams | None,
                  in_source: bool):
-        super().__init__(pipeline, name, (), events=params is not None)
+        super().__init__(graph, name, (), events=params is not None)
         self.supplier = supplier
         self.params = params
         self.in_source = in_source
@@ -88,9 +77,9 @@ class StreamSourceTransform(Transform):
 class TimestampTransform(Transform):
     """``with_timestamps`` after other stages: ``add-timestamps`` (``insert_watermarks_p``)."""
 
-    def __init__(self, pipeline: Pipeline, upstream: Transform, timestamp_fn: Callable[[Any], int],
+    def __init__(self, graph: TransformGraph, upstream: Transform, timestamp_fn: Callable[[Any], int],
                  allowed_lag: int, bounded: bool = False):
-        super().__init__(pipeline, "add-timestamps", (upstream,), events=True)
+        super().__init__(graph, "add-timestamps", (upstream,), events=True)
         self.bounded = bounded
         self.params = event_time_params(timestamp_fn, allowed_lag, rewrap=upstream.events)
 
@@ -104,17 +93,3 @@ class TimestampTransform(Transform):
 
 def _same(processor: Any) -> Any:
     return processor
-
-
-def unwrapping_sink(transform: Any, p: Planner, upstream: PlannerVertex) -> None:
-    """The sink ``transform`` fed by ``upstream``, whose items are events: the sink sees plain items."""
-    name = p.unique_vertex_name(transform.name)
-    if isinstance(transform.supplier, RuntimeBound):
-        unwrap = p.new_vertex(name + "-unwrap", map_p(event_item), transform.local_parallelism)
-        p.edge(upstream, unwrap)
-        sink = p.add_vertex(transform, name, transform.local_parallelism, transform.supplier)
-        p.edge(unwrap, sink)
-        return
-    supplier = MappedMetaSupplier(transform.supplier, unwrap_events)
-    sink = p.add_vertex(transform, name, transform.local_parallelism, supplier)
-    p.add_edges(transform, sink)

@@ -31,7 +31,7 @@ key ``whole_item`` (items are never ``None``), which keeps the engine's counting
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from edges.partitioner import Partitioner
 from pipeline.internal import (
@@ -41,9 +41,13 @@ from pipeline.internal import (
     EventToString,
     HashJoinCollectP,
     HashJoinP,
+    MappedMetaSupplier,
     RollingAggregateP,
+    event_item,
+    unwrap_events,
 )
-from pipeline.planner import Planner, PlannerVertex
+from pipeline.planner import EdgeConfigurer, Planner, PlannerVertex
+from pipeline.transform_graph import Transform, TransformGraph
 from processors.aggregate.operation import AggregateOperation
 from processors.library.aggregating import (
     accumulate_by_key_p,
@@ -58,49 +62,20 @@ from processors.api.functions import entry, entry_key, whole_item
 from processors.library.stateless import map_p, noop_p
 from processors.api.suppliers import ProcessorMetaSupplier, RuntimeBound
 
-if TYPE_CHECKING:  # pragma: no cover
-    from pipeline.pipeline import Pipeline
-
 __all__ = [
-    "Transform", "SourceTransform", "SinkTransform", "StatelessTransform", "PeekTransform", "AggregateTransform",
+    "SourceTransform", "SinkTransform", "StatelessTransform", "PeekTransform", "AggregateTransform",
     "DistinctTransform", "RollingAggregateTransform", "HashJoinTransform", "PREPARE_SUFFIX",
+    "checked_key", "preserved_order", "ProcessorFactory",
 ]
 
 PREPARE_SUFFIX = "-prepare"
 
 
-class Transform:
-    """One stage's operation. ``upstream``: the transforms it reads, in input-ordinal order. ``events``: its
-    output items are ``JetEvent`` (a stream stage with timestamps)."""
-
-    def __init__(self, pipeline: Pipeline, name: str, upstream: Sequence[Transform] = (), events: bool = False):
-        self.pipeline = pipeline
-        self.name = name
-        self.upstream = list(upstream)
-        self.local_parallelism: int | None = None
-        self.events = events
-        pipeline._register(self)  # noqa: SLF001
-
-    def add_to_dag(self, p: Planner) -> None:
-        raise NotImplementedError
-
-    def _add_single_vertex(self, p: Planner, supplier: Any, configure: Callable | None = None,
-                           local_parallelism: int | None = None) -> PlannerVertex:
-        pv = p.add_vertex(self, p.unique_vertex_name(self.name),
-                          local_parallelism if local_parallelism is not None else self.local_parallelism,
-                          supplier, self.events)
-        p.add_edges(self, pv, configure)
-        return pv
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.name!r})"
-
-
 class SourceTransform(Transform):
     """A batch source: ``supplier`` is what its vertex runs (stream sources: ``timestamps.StreamSourceTransform``)."""
 
-    def __init__(self, pipeline: Pipeline, name: str, supplier: Any, post_fn: Callable[[Any], Any] | None = None):
-        super().__init__(pipeline, name, ())
+    def __init__(self, graph: TransformGraph, name: str, supplier: Any, post_fn: Callable[[Any], Any] | None = None):
+        super().__init__(graph, name, ())
         self.supplier = supplier
         self.post_fn = post_fn
 
@@ -116,20 +91,30 @@ class SourceTransform(Transform):
 
 
 class SinkTransform(Transform):
-    """A sink draining ``upstream``."""
+    """A sink draining ``upstream``. Fed by a stage with timestamps, it still gets plain items: its processors
+    are wrapped with ``UnwrapEventsP``; a driver-side sink (a Spark operation, no processors) gets a
+    ``NAME-unwrap`` vertex in front of it."""
 
-    def __init__(self, pipeline: Pipeline, name: str, supplier: Any, upstream: Transform):
-        super().__init__(pipeline, name, (upstream,))
+    is_sink = True
+
+    def __init__(self, graph: TransformGraph, name: str, supplier: Any, upstream: Transform):
+        super().__init__(graph, name, (upstream,))
         self.supplier = supplier
 
     def add_to_dag(self, p: Planner) -> None:
-        from pipeline.timestamps import unwrapping_sink  # stream half: sinks never see events
-
         upstream = p.vertex_of(self.upstream[0])
         if not upstream.emits_events:
             self._add_single_vertex(p, self.supplier)
             return
-        unwrapping_sink(self, p, upstream)
+        name = p.unique_vertex_name(self.name)
+        if isinstance(self.supplier, RuntimeBound):
+            unwrap = p.new_vertex(name + "-unwrap", map_p(event_item), self.local_parallelism)
+            p.edge(upstream, unwrap)
+            sink = p.add_vertex(self, name, self.local_parallelism, self.supplier)
+            p.edge(unwrap, sink)
+            return
+        sink = p.add_vertex(self, name, self.local_parallelism, MappedMetaSupplier(self.supplier, unwrap_events))
+        p.add_edges(self, sink)
 
 
 class StatelessTransform(Transform):
@@ -138,18 +123,16 @@ class StatelessTransform(Transform):
     ``partition_key``: route items to the vertex on a distributed edge partitioned by this key (the keyed
     ``*_using_context`` forms)."""
 
-    def __init__(self, pipeline: Pipeline, name: str, supplier: Any, upstream: Sequence[Transform],
+    def __init__(self, graph: TransformGraph, name: str, supplier: Any, upstream: Sequence[Transform],
                  events: bool = False, partition_key: Callable[[Any], Any] | None = None):
-        super().__init__(pipeline, name, upstream, events)
+        super().__init__(graph, name, upstream, events)
         self.supplier = supplier
         self.partition_key = partition_key
 
     def add_to_dag(self, p: Planner) -> None:
         if self.partition_key is None:
             if p.preserve_order and len(self.upstream) == 1:
-                from pipeline.more_stages import preserved_order  # noqa: PLC0415 - Jet 4.5's rule
-
-                lp, isolated = preserved_order(p, p.vertex_of(self.upstream[0]), self.local_parallelism)
+                lp, isolated = preserved_order(p.vertex_of(self.upstream[0]), self.local_parallelism)
                 self._add_single_vertex(p, self.supplier, isolated, lp)
                 return
             self._add_single_vertex(p, self.supplier)
@@ -160,12 +143,29 @@ class StatelessTransform(Transform):
         p.add_edges(self, pv, lambda e, _o: e.distributed().partitioned(key))
 
 
+def preserved_order(upstream_vertex: PlannerVertex,
+                    local_parallelism: int | None) -> tuple[int | None, EdgeConfigurer]:
+    """``(local parallelism, edge configurer)`` of a stateless stage of a pipeline that preserves order (Jet
+    4.5's rule): the upstream vertex's parallelism (the smaller one when both are set) and an isolated edge."""
+    upstream_lp = upstream_vertex.local_parallelism
+    if upstream_lp is None:
+        preferred = getattr(upstream_vertex.supplier, "preferred_local_parallelism", None)
+        upstream_lp = preferred() if callable(preferred) else None
+    if upstream_lp is not None:
+        local_parallelism = upstream_lp if local_parallelism is None else min(upstream_lp, local_parallelism)
+    return local_parallelism, _isolated
+
+
+def _isolated(edge: Any, _ordinal: int) -> None:
+    edge.isolated()
+
+
 class PeekTransform(Transform):
     """``peek``: no vertex of its own; it wraps the vertex of the stage before it."""
 
-    def __init__(self, pipeline: Pipeline, upstream: Transform, to_string_fn: Callable[[Any], Any],
+    def __init__(self, graph: TransformGraph, upstream: Transform, to_string_fn: Callable[[Any], Any],
                  should_log_fn: Callable[[Any], Any] | None):
-        super().__init__(pipeline, "peek", (upstream,), upstream.events)
+        super().__init__(graph, "peek", (upstream,), upstream.events)
         self.to_string_fn = to_string_fn
         self.should_log_fn = should_log_fn
 
@@ -196,10 +196,10 @@ class AggregateTransform(Transform):
     ``op``: an operation with one accumulate function per input; ``key_fns``: one key function per input,
     or ``None`` for the un-keyed form; ``map_to_output_fn(key, result)`` for the keyed form."""
 
-    def __init__(self, pipeline: Pipeline, name: str, upstream: Sequence[Transform], op: AggregateOperation,
+    def __init__(self, graph: TransformGraph, name: str, upstream: Sequence[Transform], op: AggregateOperation,
                  key_fns: Sequence[Callable[[Any], Any]] | None = None,
                  map_to_output_fn: Callable[[Any, Any], Any] = entry):
-        super().__init__(pipeline, name, upstream)
+        super().__init__(graph, name, upstream)
         self.op = op
         self.key_fns = None if key_fns is None else list(key_fns)
         self.map_to_output_fn = map_to_output_fn
@@ -239,14 +239,14 @@ class AggregateTransform(Transform):
 class DistinctTransform(Transform):
     """``distinct``: the first item of each key, in two stages (per member, then across members)."""
 
-    def __init__(self, pipeline: Pipeline, upstream: Transform, key_fn: Callable[[Any], Any]):
-        super().__init__(pipeline, "distinct", (upstream,))
+    def __init__(self, graph: TransformGraph, upstream: Transform, key_fn: Callable[[Any], Any]):
+        super().__init__(graph, "distinct", (upstream,))
         self.key_fn = key_fn
 
     def add_to_dag(self, p: Planner) -> None:
         name = p.unique_vertex_name(self.name)
         key = checked_key(self.key_fn, name)
-        supplier = ProcessorMetaSupplier.of(_Factory(DistinctP, key))
+        supplier = ProcessorMetaSupplier.of(ProcessorFactory(DistinctP, key))
         prepare = p.new_vertex(name + PREPARE_SUFFIX, supplier, self.local_parallelism)
         main = p.add_vertex(self, name, self.local_parallelism, supplier)
         p.add_edges(self, prepare, lambda e, _o: e.partitioned(key, Partitioner.HASH_CODE))
@@ -256,9 +256,9 @@ class DistinctTransform(Transform):
 class RollingAggregateTransform(Transform):
     """``rolling_aggregate``: the current result after every item; keyed or global."""
 
-    def __init__(self, pipeline: Pipeline, upstream: Transform, op: AggregateOperation,
+    def __init__(self, graph: TransformGraph, upstream: Transform, op: AggregateOperation,
                  key_fn: Callable[[Any], Any] | None):
-        super().__init__(pipeline, "rolling-aggregate", (upstream,), upstream.events)
+        super().__init__(graph, "rolling-aggregate", (upstream,), upstream.events)
         self.op = op
         self.key_fn = key_fn
 
@@ -266,13 +266,13 @@ class RollingAggregateTransform(Transform):
         name = p.unique_vertex_name(self.name)
         events = self.upstream[0].events
         if self.key_fn is None:
-            supplier = ProcessorMetaSupplier.of(_Factory(RollingAggregateP, None, self.op, events))
+            supplier = ProcessorMetaSupplier.of(ProcessorFactory(RollingAggregateP, None, self.op, events))
             pv = p.add_vertex(self, name, 1, supplier, self.events)
             p.add_edges(self, pv, lambda e, _o: e.distributed().all_to_one(name))
             return
         key = checked_key(self.key_fn, name)
         route = checked_key(self.key_fn, name, events)
-        supplier = ProcessorMetaSupplier.of(_Factory(RollingAggregateP, key, self.op, events))
+        supplier = ProcessorMetaSupplier.of(ProcessorFactory(RollingAggregateP, key, self.op, events))
         pv = p.add_vertex(self, name, self.local_parallelism, supplier, self.events)
         p.add_edges(self, pv, lambda e, _o: e.distributed().partitioned(route))
 
@@ -280,9 +280,9 @@ class RollingAggregateTransform(Transform):
 class HashJoinTransform(Transform):
     """``hash_join``/``hash_join2``/builder: ``upstream[0]`` is the left stage, the others are joined."""
 
-    def __init__(self, pipeline: Pipeline, upstream: Sequence[Transform], clauses: Sequence[Any],
+    def __init__(self, graph: TransformGraph, upstream: Sequence[Transform], clauses: Sequence[Any],
                  map_to_output_fn: Callable[..., Any], mode: str, tags: Sequence[Any] = (), inner: bool = False):
-        super().__init__(pipeline, "hash-join", upstream, upstream[0].events)
+        super().__init__(graph, "hash-join", upstream, upstream[0].events)
         self.inner = inner
         self.clauses = list(clauses)
         self.map_to_output_fn = map_to_output_fn
@@ -292,17 +292,17 @@ class HashJoinTransform(Transform):
     def add_to_dag(self, p: Planner) -> None:
         name = p.unique_vertex_name(self.name)
         key_fns = [c.left_key_fn for c in self.clauses]
-        joiner = p.add_vertex(self, name, self.local_parallelism, ProcessorMetaSupplier.of(_Factory(
+        joiner = p.add_vertex(self, name, self.local_parallelism, ProcessorMetaSupplier.of(ProcessorFactory(
             HashJoinP, key_fns, self.map_to_output_fn, self.mode, self.tags, self.events, self.inner)), self.events)
         p.edge(p.vertex_of(self.upstream[0]), joiner, 0)
         for ordinal, (joined, clause) in enumerate(zip(self.upstream[1:], self.clauses), start=1):
-            collector = p.new_vertex(f"{name}-collector-{ordinal}", ProcessorMetaSupplier.of(_Factory(
+            collector = p.new_vertex(f"{name}-collector-{ordinal}", ProcessorMetaSupplier.of(ProcessorFactory(
                 HashJoinCollectP, clause.right_key_fn, clause.right_projection_fn)), 1)
             p.edge(p.vertex_of(joined), collector, 0, lambda e, _o: e.distributed().broadcast())
             p.edge(collector, joiner, ordinal, lambda e, _o: e.broadcast().priority(-1))
 
 
-class _Factory:
+class ProcessorFactory:
     """A picklable zero-argument processor factory: ``cls(*args)``."""
 
     def __init__(self, cls: type, *args: Any):

@@ -109,5 +109,10 @@ class Inbox:
         self._items.clear()
         return items
 
+    def add_all(self, items: Iterable[Any]) -> None:
+        """Internal (processors that wrap another): append ``items``, e.g. what ``take_all()`` returned,
+        adapted for the wrapped processor (``pipeline.internal.UnwrapEventsP``)."""
+        self._items.extend(items)
+
     def __repr__(self) -> str:
         return f"Inbox({list(self._items)!r})"

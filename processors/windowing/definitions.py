@@ -251,7 +251,7 @@ class TimestampedEntry(tuple):
     """
 
     __slots__ = ()
-    is_early = False  # a window's final result (the Pipeline API's early ones: pipeline.windows.EarlyTimestampedEntry)
+    is_early = False  # a final result (the Pipeline API's early ones: pipeline.window_aggregate.EarlyTimestampedEntry)
 
     def __new__(cls, timestamp: int, key: Any, value: Any) -> "TimestampedEntry":
         return tuple.__new__(cls, (key, value, timestamp))
@@ -307,7 +307,7 @@ class WindowResult(_StampedEntry):
     """
 
     _fields = ("start", "end")
-    is_early = False  # a window's final result (the Pipeline API's early ones: pipeline.windows.EarlyWindowResult)
+    is_early = False  # a final result (the Pipeline API's early ones: pipeline.window_aggregate.EarlyWindowResult)
 
     def __new__(cls, start: int, end: int, key: Any, value: Any) -> "WindowResult":
         self = tuple.__new__(cls, (key, value))

@@ -12,7 +12,7 @@ The final results are unchanged. Early outputs still being offered when a waterm
 snapshot comes are offered first, so an early result never follows its window's final one.
 
 ``early_output_fn`` is what marks a result early (the pipeline's defaults make objects whose ``is_early`` is
-True, see ``pipeline.windows``).
+True, see ``pipeline.window_aggregate``).
 
 >>> from processors import counting
 >>> from processors.windowing.definitions import TimestampKind, tumbling_win_policy

@@ -7,9 +7,10 @@ import importlib
 
 import pytest
 
-MODULES = ["pipeline", "pipeline.pipeline", "pipeline.stages", "pipeline.builders", "pipeline.join",
-           "pipeline.connectors", "pipeline.windows", "pipeline.events",
-           "pipeline.services", "pipeline.more_stages", "pipeline.json_util", "pipeline.file_sources",
+MODULES = ["pipeline", "pipeline.pipeline", "pipeline.stages", "pipeline.keyed_stages", "pipeline.join",
+           "pipeline.connectors", "pipeline.descriptors", "pipeline.window_aggregate", "pipeline.events",
+           "pipeline.services", "pipeline.transform_graph", "pipeline.arg_checks", "pipeline.stateless_ops",
+           "pipeline.aggregate_ops", "pipeline.stateful_ops", "pipeline.json_util", "pipeline.file_sources",
            "pipeline.rolling_files", "processors.aggregate.operation"]
 
 

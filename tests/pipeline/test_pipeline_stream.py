@@ -10,7 +10,7 @@ from dag.errors import DagValidationError
 from edges import RoutingPolicy
 from pipeline import Pipeline, SimpleEvent, Sinks, Sources, TestSources, TimestampedItem, WindowDefinition
 from pipeline.events import JetEvent
-from pipeline.stream_sources import ItemStreamP
+from pipeline.stream_factories import ItemStreamP
 from pipeline.timestamps import event_time_params
 from processors import (
     Outbox,

@@ -60,3 +60,11 @@ def test_watermark_equality_by_timestamp():
     assert Watermark(7).timestamp == 7
     with pytest.raises(TypeError):
         Watermark("7")
+
+
+def test_inbox_add_all_when_items_taken_then_put_back_after_what_is_left():
+    inbox = Inbox([1, 2])
+    taken = inbox.take_all()
+    inbox.add_all([3])
+    inbox.add_all(x * 10 for x in taken)
+    assert list(inbox) == [3, 10, 20]

@@ -1,4 +1,4 @@
-"""The stream half of the stages: the stream-source stage and its timestamp choice.
+"""The stream-source stage: the handle ``read_from`` gives for a stream source, waiting for its timestamp choice.
 
 ``p.read_from(stream_source)`` gives a :class:`StreamSourceStage`; its only operations choose the timestamps
 (as Jet 4.0): ``without_timestamps()``, ``with_native_timestamps(allowed_lag)`` (the source's own timestamps)
@@ -11,41 +11,32 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from jetspark_base.errors import DagValidationError
-from pipeline.timestamps import StreamSourceTransform, TimestampTransform, event_time_params
+from pipeline.arg_checks import check_lag
+from pipeline.descriptors import StreamSource
+from pipeline.stages import StreamStage
+from pipeline.timestamps import StreamSourceTransform, event_time_params
+from pipeline.transform_graph import TransformGraph
 
-if TYPE_CHECKING:  # pragma: no cover
-    from pipeline.connectors import StreamSource
-    from pipeline.pipeline import Pipeline
-    from pipeline.stages import StreamStage
-
-__all__ = ["StreamSourceStage", "add_timestamps", "wall_clock_ms"]
-
-
-def _check_lag(stage: str, allowed_lag: Any) -> int:
-    if isinstance(allowed_lag, bool) or not isinstance(allowed_lag, int) or allowed_lag < 0:
-        raise DagValidationError(f"stage '{stage}': allowed_lag must be an int >= 0 (milliseconds), got "
-                                 f"{allowed_lag!r}")
-    return allowed_lag
+__all__ = ["StreamSourceStage", "wall_clock_ms"]
 
 
 class StreamSourceStage:
     """A stream source waiting for its timestamp choice."""
 
-    def __init__(self, pipeline: Pipeline, source: StreamSource):
-        self._pipeline = pipeline
+    def __init__(self, graph: TransformGraph, source: StreamSource):
+        self._graph = graph
         self._source = source
         self.decided = False
 
     @property
     def name(self) -> str:
+        """The stream source's name (its vertex name)."""
         return self._source.name
 
     def _decide(self, timestamp_fn: Callable[[Any], int] | None, allowed_lag: int | None) -> StreamStage:
-        from pipeline.stages import StreamStage
-
         if self.decided:
             raise DagValidationError(f"stage '{self.name}': the timestamps of this stream source were already "
                                      "chosen; keep the stage that choice returned and attach to it")
@@ -55,7 +46,7 @@ class StreamSourceStage:
         in_source = params is not None and source.timestamped_fn is not None and (
             timestamp_fn is None or source.accepts_timestamp_fn)
         supplier = source.timestamped_fn(params) if in_source else source.supplier
-        return StreamStage(StreamSourceTransform(self._pipeline, self.name, supplier, params, in_source))
+        return StreamStage(StreamSourceTransform(self._graph, self.name, supplier, params, in_source))
 
     def without_timestamps(self) -> StreamStage:
         """A stream stage without timestamps (no windows downstream unless ``with_timestamps`` later)."""
@@ -67,14 +58,14 @@ class StreamSourceStage:
             raise DagValidationError(
                 f"stage '{self.name}': this source has no native timestamps; use "
                 "with_timestamps(timestamp_fn, allowed_lag) to take them from the items")
-        return self._decide(None, _check_lag(self.name, allowed_lag))
+        return self._decide(None, check_lag(self.name, allowed_lag))
 
     def with_timestamps(self, timestamp_fn: Callable[[Any], int], allowed_lag: int) -> StreamStage:
         """Timestamps ``timestamp_fn(item)``, applied in the source's processors."""
         if not callable(timestamp_fn):
             raise TypeError(f"stage '{self.name}': with_timestamps(timestamp_fn, allowed_lag) needs a callable, "
                             f"got {timestamp_fn!r:.80}")
-        return self._decide(timestamp_fn, _check_lag(self.name, allowed_lag))
+        return self._decide(timestamp_fn, check_lag(self.name, allowed_lag))
 
     add_timestamps = with_timestamps
 
@@ -97,14 +88,3 @@ class StreamSourceStage:
 def wall_clock_ms(_item: Any) -> int:
     """The timestamp function of ``with_ingestion_timestamps``: now, in epoch milliseconds."""
     return time.time_ns() // 1_000_000
-
-
-def add_timestamps(stage: Any, timestamp_fn: Callable[[Any], int], allowed_lag: int, bounded: bool = False) -> Any:
-    """``with_timestamps`` later in a pipeline: an ``add-timestamps`` vertex (``insert_watermarks_p``); from
-    there on the stage's items carry the new timestamps."""
-    if not callable(timestamp_fn):
-        raise TypeError(f"stage '{stage.name}': with_timestamps(timestamp_fn, allowed_lag) needs a callable, got "
-                        f"{timestamp_fn!r:.80}")
-    lag = _check_lag(stage.name, allowed_lag)
-    transform = TimestampTransform(stage.pipeline, stage._transform, timestamp_fn, lag, bounded)  # noqa: SLF001
-    return stage._attach(transform)  # noqa: SLF001

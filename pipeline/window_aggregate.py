@@ -1,5 +1,6 @@
-"""Windows: ``WindowDefinition`` (sliding, tumbling, session) and the windowed stages (Jet's
-``WindowDefinition``, ``StageWithWindow``, ``StageWithKeyAndWindow``).
+"""Windowed aggregation: ``WindowDefinition`` (sliding, tumbling, session) and its transform (Jet's
+``WindowDefinition`` and ``WindowAggregateTransform``); the windowed stage handle is
+:class:`pipeline.stages.StageWithWindow`, its operations are in :mod:`pipeline.aggregate_ops`.
 
 Lowering (Jet 4's ``WindowAggregateTransform``), the stage's items being ``JetEvent`` (a window needs
 timestamps), so the windowing processors take the event's timestamp and the user's key function and
@@ -45,15 +46,23 @@ from edges.partitioner import Partitioner
 from pipeline.events import TimestampedItem
 from pipeline.internal import EventAccumulate, EventResult, event_timestamp
 from pipeline.planner import Planner
-from pipeline.transforms import PREPARE_SUFFIX, Transform, checked_key
+from pipeline.transform_graph import Transform, TransformGraph
+from pipeline.transforms import PREPARE_SUFFIX, checked_key
 from processors.aggregate.operation import AggregateOperation
-from processors.aggregate.aggregations import pick_any
 from processors.windowing.early_results import early_session_window_p, early_sliding_window_p
-from processors.api.functions import entry_key, whole_item
-from processors.windowing.definitions import TimestampedEntry, WindowResult
+from processors.api.functions import entry_key
+from processors.windowing.session_window import aggregate_to_session_window_p
+from processors.windowing.sliding_window import accumulate_by_frame_p, combine_to_sliding_window_p
+from processors.windowing.definitions import (
+    TimestampedEntry,
+    TimestampKind,
+    WindowResult,
+    sliding_win_policy,
+    tumbling_win_policy,
+)
 
-__all__ = ["WindowDefinition", "StageWithWindow", "WindowAggregateTransform", "EarlyTimestampedEntry",
-           "EarlyTimestampedItem", "EarlyWindowResult"]
+__all__ = ["WindowDefinition", "WindowAggregateTransform", "EarlyTimestampedEntry", "EarlyTimestampedItem",
+           "EarlyWindowResult", "first_item"]
 
 
 def _positive(label: str, value: Any) -> int:
@@ -126,97 +135,8 @@ class WindowDefinition:
         return text if early is None else f"{text}.set_early_results_period({early})"
 
 
-class StageWithWindow:
-    """A stream stage (keyed when ``key_fn`` is set) with a window definition: ``aggregate``, ``aggregate2``,
-    ``aggregate3``, ``distinct``. Results travel on with the window's end as their timestamp."""
-
-    def __init__(self, stage: Any, key_fn: Any, window_definition: WindowDefinition):
-        if not isinstance(window_definition, WindowDefinition):
-            raise TypeError(f"stage '{stage.name}': window(wdef) needs a WindowDefinition (WindowDefinition."
-                            f"sliding/tumbling/session), got {window_definition!r:.80}")
-        if not stage._transform.events:  # noqa: SLF001
-            raise DagValidationError(
-                f"stage '{stage.name}' has no timestamps, so it cannot be windowed: add them with "
-                ".with_timestamps(timestamp_fn, allowed_lag) (or choose .with_native_timestamps(allowed_lag) / "
-                ".with_timestamps(...) right after the stream source instead of .without_timestamps())")
-        self._stage = stage
-        self.key_fn = key_fn
-        self.window_definition = window_definition
-
-    @property
-    def name(self) -> str:
-        return self._stage.name
-
-    def _window(self, op: AggregateOperation, others: list, map_to_output_fn: Callable | None,
-                operation: str) -> Any:
-        from pipeline.stages import StreamStage, StreamStageWithKey, check_callable
-
-        if map_to_output_fn is not None:
-            check_callable(self.name, f"window {operation} map_to_output_fn", map_to_output_fn)
-        upstream, key_fns = [self._stage._transform], [self.key_fn]  # noqa: SLF001
-        for other in others:
-            if self.key_fn is not None and not isinstance(other, StreamStageWithKey):
-                raise TypeError(f"stage '{self.name}': windowed {operation} of a keyed stage needs keyed stream "
-                                f"stages (stage.grouping_key(key_fn)), got {other!r:.80}")
-            if self.key_fn is None and not isinstance(other, StreamStage):
-                raise TypeError(f"stage '{self.name}': windowed {operation} needs stream stages, got {other!r:.80}")
-            plain = other if self.key_fn is None else other._stage  # noqa: SLF001
-            transform = self._stage._check_same_pipeline(plain, f"window {operation}")  # noqa: SLF001
-            if not transform.events:
-                raise DagValidationError(f"stage '{self.name}': windowed {operation} was given stage "
-                                         f"'{other.name}', which has no timestamps; add them with with_timestamps")
-            upstream.append(transform)
-            key_fns.append(None if self.key_fn is None else other.key_fn)
-        keys = None if self.key_fn is None else key_fns
-        return StreamStage(WindowAggregateTransform(self._stage.pipeline, upstream, self.window_definition, op,
-                                                    keys, map_to_output_fn))
-
-    def grouping_key(self, key_fn: Callable[[Any], Any]) -> StageWithWindow:
-        """The manual's (0.7.1) order, ``window(...).grouping_key(fn)``: the same as
-        ``grouping_key(fn).window(...)``."""
-        if self.key_fn is not None:
-            raise DagValidationError(f"stage '{self.name}': this windowed stage already has a grouping key")
-        if not callable(key_fn):
-            raise TypeError(f"stage '{self.name}': grouping_key(key_fn) needs a callable, got {key_fn!r:.80}")
-        return StageWithWindow(self._stage, key_fn, self.window_definition)
-
-    def aggregate(self, op: AggregateOperation, map_to_output_fn: Callable[..., Any] | None = None) -> Any:
-        """``op`` over each window: keyed ``TimestampedEntry(end, key, result)`` (session windows
-        ``WindowResult(start, end, key, result)``), un-keyed ``TimestampedItem(end, result)``; or
-        ``map_to_output_fn(start, end, key, result)`` (un-keyed ``(start, end, result)``)."""
-        from pipeline.stages import check_single_input_op
-
-        return self._window(check_single_input_op(self.name, "window aggregate(op)", op), [], map_to_output_fn,
-                            "aggregate")
-
-    def aggregate2(self, *args: Any, map_to_output_fn: Callable[..., Any] | None = None) -> Any:
-        """Co-aggregate with ``stage1`` per window (and key): ``aggregate2(op0, stage1, op1)`` (the result is
-        ``(r0, r1)``) or ``aggregate2(stage1, op2)`` (the two-input ``op2``'s result, Jet 4)."""
-        return self._co_aggregate("aggregate2", 2, args, map_to_output_fn)
-
-    def aggregate3(self, *args: Any, map_to_output_fn: Callable[..., Any] | None = None) -> Any:
-        """Co-aggregate with two stages per window (and key): ``aggregate3(op0, stage1, op1, stage2, op2)``
-        (``(r0, r1, r2)``) or ``aggregate3(stage1, stage2, op3)``."""
-        return self._co_aggregate("aggregate3", 3, args, map_to_output_fn)
-
-    def _co_aggregate(self, operation: str, inputs: int, args: tuple, map_to_output_fn: Callable | None) -> Any:
-        from pipeline.stages import co_aggregate_args
-
-        if map_to_output_fn is None and args and callable(args[-1]) and not isinstance(args[-1], AggregateOperation):
-            args, map_to_output_fn = args[:-1], args[-1]
-        others, op, _ = co_aggregate_args(self.name, f"window {operation}", inputs, args)
-        return self._window(op, others, map_to_output_fn, operation)
-
-    def distinct(self) -> Any:
-        """The distinct items (keyed: one item per key) of each window."""
-        keyed = StageWithWindow(self._stage, self.key_fn or whole_item, self.window_definition)
-        return keyed._window(pick_any(), [], _first_item, "distinct")  # noqa: SLF001
-
-    def __repr__(self) -> str:
-        return f"StageWithWindow({self.name!r}, {self.window_definition!r})"
-
-
-def _first_item(start: int, end: int, key: Any, item: Any) -> Any:
+def first_item(start: int, end: int, key: Any, item: Any) -> Any:
+    """The ``map_to_output_fn`` of a windowed ``distinct``: the window's item itself (a ``pick_any`` result)."""
     return item
 
 
@@ -293,10 +213,10 @@ def _on_events(op: AggregateOperation) -> AggregateOperation:
 class WindowAggregateTransform(Transform):
     """Windowed aggregation of one or more stream stages; ``key_fns`` None: un-keyed (see the module table)."""
 
-    def __init__(self, pipeline: Any, upstream: list, window_definition: WindowDefinition, op: AggregateOperation,
-                 key_fns: list | None, map_to_output_fn: Callable[..., Any] | None):
+    def __init__(self, graph: TransformGraph, upstream: list[Transform], window_definition: WindowDefinition,
+                 op: AggregateOperation, key_fns: list | None, map_to_output_fn: Callable[..., Any] | None):
         session = window_definition.kind == "session"
-        super().__init__(pipeline, "session-window" if session else "sliding-window", upstream, events=True)
+        super().__init__(graph, "session-window" if session else "sliding-window", upstream, events=True)
         self.window_definition = window_definition
         self.op = op
         self.key_fns = key_fns
@@ -311,8 +231,6 @@ class WindowAggregateTransform(Transform):
             _check_early(upstream[0].name, window_definition, op)
 
     def add_to_dag(self, p: Planner) -> None:
-        import processors
-
         wdef, name = self.window_definition, p.unique_vertex_name(self.name)
         n = len(self.upstream)
         op = _on_events(self.op)
@@ -321,16 +239,16 @@ class WindowAggregateTransform(Transform):
         keys = [checked_key(k, name, events=True) for k in self.key_fns] if keyed else [_constant_key] * n
         lp = self.local_parallelism
         if wdef.kind == "session":
-            supplier = processors.aggregate_to_session_window_p(wdef.session_timeout, stamps, keys, op, self.output) \
+            supplier = aggregate_to_session_window_p(wdef.session_timeout, stamps, keys, op, self.output) \
                 if self.early_output is None else early_session_window_p(
                     wdef.session_timeout, stamps, keys, op, self.output, wdef.early_results_period, self.early_output)
             pv = p.add_vertex(self, name, lp if keyed else 1, supplier, True)
             p.add_edges(self, pv, (lambda e, o: e.distributed().partitioned(keys[o])) if keyed
                         else (lambda e, _o: e.distributed().all_to_one(name)))
             return
-        policy = (processors.sliding_win_policy(wdef.window_size, wdef.slide_by) if wdef.kind == "sliding"
-                  else processors.tumbling_win_policy(wdef.window_size))
-        kind = processors.TimestampKind.EVENT
+        policy = (sliding_win_policy(wdef.window_size, wdef.slide_by) if wdef.kind == "sliding"
+                  else tumbling_win_policy(wdef.window_size))
+        kind = TimestampKind.EVENT
         if self.early_output is not None:  # single stage: every open frame of a key in one processor
             supplier = early_sliding_window_p(keys, stamps, policy, op, self.output, wdef.early_results_period,
                                               self.early_output)
@@ -338,10 +256,10 @@ class WindowAggregateTransform(Transform):
             p.add_edges(self, pv, (lambda e, o: e.distributed().partitioned(keys[o])) if keyed
                         else (lambda e, _o: e.distributed().all_to_one(name)))
             return
-        prepare = p.new_vertex(name + PREPARE_SUFFIX, processors.accumulate_by_frame_p(keys, stamps, kind, policy, op),
+        prepare = p.new_vertex(name + PREPARE_SUFFIX, accumulate_by_frame_p(keys, stamps, kind, policy, op),
                                lp)
         main = p.add_vertex(self, name, lp if keyed else 1,
-                            processors.combine_to_sliding_window_p(policy, self.op, self.output), True)
+                            combine_to_sliding_window_p(policy, self.op, self.output), True)
         if keyed:
             p.add_edges(self, prepare, lambda e, o: e.partitioned(keys[o], Partitioner.HASH_CODE))
             p.edge(prepare, main, 0, lambda e, _o: e.distributed().partitioned(entry_key))

@@ -1,7 +1,7 @@
 """Stream sources of the Pipeline API: ``TestSources.item_stream``, ``Sources.socket``, ``Sources.map_journal``,
 ``Sources.stream_from_processor`` and ``SourceBuilder`` stream products.
 
-Each is a :class:`~pipeline.connectors.StreamSource`: the supplier without timestamps and, where the source can
+Each is a :class:`~pipeline.descriptors.StreamSource`: the supplier without timestamps and, where the source can
 stamp items itself, ``timestamped_fn(params)`` giving a supplier whose items leave it as ``JetEvent`` with
 watermarks (see :mod:`pipeline.timestamps`):
 
@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jetspark_base.errors import DagValidationError
-from pipeline.connectors import StreamSource
+from pipeline.descriptors import StreamSource
 from pipeline.events import SimpleEvent
 from pipeline.internal import MappedMetaSupplier
 from processors.windowing.event_time import EventTimeMapper, WmGenParams
