@@ -81,8 +81,10 @@ def test_cdc_map_sink_when_replayed_across_truncate_then_older_rows_never_come_b
                   _record(Operation.INSERT, 3, 30, (300, 1)), _truncate((300, 2)),
                   _record(Operation.INSERT, 1, 11, (300, 3)), _record(Operation.INSERT, 5, 50, (400, 1))]
         assert send(stream) == {1: 11, 5: 50}
-        # a restart replays from a snapshot before the truncate: the same records again, then a newer one
-        assert send(stream[1:], [_record(Operation.UPDATE, 5, 51, (500, 1))]) == {1: 11, 5: 51}
+        # a restart replays from a snapshot before the truncate: the rows before it change nothing (not even for a
+        # moment), then the truncate and the rest again, then a newer change
+        assert send(stream[1:3]) == {1: 11, 5: 50}
+        assert send(stream[3:], [_record(Operation.UPDATE, 5, 51, (500, 1))]) == {1: 11, 5: 51}
 
 
 def test_cdc_map_sink_when_records_overtake_a_truncate_then_newer_stay_and_older_stay_out():
