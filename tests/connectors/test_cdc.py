@@ -43,6 +43,17 @@ def test_change_record_when_pickled_then_equal_and_parts_convert():
     assert '"operation": "UPDATE"' in record.to_json() and record.operation() is Operation.UPDATE
 
 
+def test_change_record_when_truncate_then_unspecified_without_parts_and_pickles():
+    truncate = ChangeRecord(Operation.UNSPECIFIED, "db", "public", "orders", 1700000000000, 99, 1, {}, {},
+                            truncate=True)
+    assert pickle.loads(pickle.dumps(truncate)) == truncate and truncate.is_truncate()
+    assert truncate != ChangeRecord(Operation.UNSPECIFIED, "db", "public", "orders", 1700000000000, 99, 1, {}, {})
+    assert truncate.key().to_map() == {} == truncate.value().to_map() and truncate.operation() is Operation.UNSPECIFIED
+    assert '"truncate": true' in truncate.to_json() and "TRUNCATE public.orders" in repr(truncate)
+    with pytest.raises(ValueError, match="TRUNCATE record of public.orders"):
+        ChangeRecord(Operation.DELETE, "db", "public", "orders", 0, 99, 1, {"id": 1}, {}, truncate=True)
+
+
 # ---------------------------------------------------------------------------------------------------- helpers
 @pytest.fixture(autouse=True)
 def no_leaks(request):
@@ -118,12 +129,14 @@ def test_cdc_when_rows_then_changes_then_map_equals_table_and_records_in_commit_
 
 # ---------------------------------------------------------------------------------------------------- TRUNCATE
 @pytest.mark.spark
+@pytest.mark.parametrize("members", [1, 2])
 def test_cdc_when_table_truncated_between_inserts_then_truncate_reported_in_order_and_map_equals_table(
-        engine, postgres):
+        engine, postgres, members):
+    eng = engine if members == 1 else Engine(EngineConfig(members=2), spark=engine.spark)
     table, other, map_name, log_name = _orders(postgres, 5), _orders(postgres, 2), unique("m"), unique("log")
-    with running(engine, _map_pipeline(postgres, table, map_name, log_name),
+    with running(eng, _map_pipeline(postgres, table, map_name, log_name),
                  JobConfig(processing_guarantee=EXACTLY_ONCE, snapshot_interval_ms=200)):
-        target = engine.get_map(map_name)
+        target = eng.get_map(map_name)
         wait_for(lambda: len(target) == 5, 60, lambda: f"5 SYNC rows, got {len(target)}")
         for key in (10, 11):
             postgres.query(f"insert into {table} values ({key}, 'before', 1)")
@@ -132,9 +145,9 @@ def test_cdc_when_table_truncated_between_inserts_then_truncate_reported_in_orde
             postgres.query(f"insert into {table} values ({key}, 'after', 2)")
         wait_for(lambda: dict(target) == _table_map(postgres, table), 30,
                  lambda: f"the map to equal the table, map has keys {sorted(target)}")
-        wait_for(lambda: len(engine.get_list(log_name)) == 10, 30,
-                 lambda: f"10 records in the log, got {list(engine.get_list(log_name))}")
-        log = list(engine.get_list(log_name))
+        wait_for(lambda: len(eng.get_list(log_name)) == 10, 30,
+                 lambda: f"10 records in the log, got {list(eng.get_list(log_name))}")
+        log = list(eng.get_list(log_name))
     assert set(target) == {20, 21}
     changes = sorted((r for r in log if r[0] != "SYNC"), key=lambda r: (r[2], r[3]))
     assert [(op, key) for op, key, _s, _v in changes] == [
@@ -376,7 +389,7 @@ def test_cdc_source_when_publication_omits_truncate_then_warns_at_start_naming_i
     table = _orders(postgres, 1)
     publication = f"p_{table}"
     postgres.query(f"create publication {publication} for table {table} with (publish = 'insert, update, delete')")
-    config = _source(postgres, table).supplier._config.model_copy(  # noqa: SLF001 - the built source's config
+    config = _source(postgres, table).supplier._config.model_copy(  # the built source's configuration
         update={"publication_name": publication})
     proc = StreamPostgresCdcP(config)
     proc.init(_Outbox(), Context(vertex_name="cdc", processing_guarantee=EXACTLY_ONCE))
