@@ -21,9 +21,15 @@ How the source works (:mod:`connectors.cdc_source` holds the processor, :mod:`co
 5. **Stop.** ``set_replication_slot_drop_on_stop(True)`` drops the slot when the job ends (any way); otherwise
    it stays (and keeps WAL on the server until dropped or used).
 
+``TRUNCATE`` is reported as one record per truncated captured table (``operation()`` ``UNSPECIFIED``,
+``is_truncate()`` True, empty key and value; :mod:`connectors.cdc_records`), in commit order with the other
+changes and through the same positions and snapshots, so it too is replayed exactly once after a restart. It
+needs a publication that publishes truncates: the one jetspark creates does (PostgreSQL's default ``publish =
+'insert, update, delete, truncate'``); a user's publication without ``truncate`` is logged as a warning at job
+start, and its truncates go unreported.
+
 Limitations, said plainly: a restart *during* the SYNC phase starts it over with a new slot (its SYNC records come
-again, with a newer sequence); a fresh job drops an existing slot of the same name and starts with SYNC;
-``TRUNCATE`` is not reported.
+again, with a newer sequence); a fresh job drops an existing slot of the same name and starts with SYNC.
 
 >>> source = (PostgresCdcSources.postgres("orders-cdc").set_database_address("127.0.0.1")
 ...           .set_database_user("jet").set_database_password("pw").set_database_name("shop")
@@ -219,9 +225,10 @@ class CdcSinks:
 
     @staticmethod
     def map(name: str, key_fn: Callable[[ChangeRecord], Any], value_fn: Callable[[ChangeRecord], Any]) -> Any:
-        """A sink keeping the driver map ``name`` equal to the captured table: a ``DELETE`` removes
-        ``key_fn(record)``, any other record puts ``value_fn(record)``; a record older (by its sequence) than
-        one already applied to its key is ignored, so a replay never moves a key back in time. Vertex
+        """A sink keeping the driver map ``name`` equal to the captured tables: a ``DELETE`` removes
+        ``key_fn(record)``, a ``TRUNCATE`` record removes every key its table put before it, any other record puts
+        ``value_fn(record)``; a record older (by its sequence) than one already applied to its key, or than its
+        table's last truncate, is ignored, so a replay never moves a key back in time. Vertex
         ``mapCdcSink(NAME)``."""
         from connectors.cdc_sink import cdc_map_sink
 

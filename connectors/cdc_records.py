@@ -12,6 +12,17 @@ change's position in its transaction (1, 2, ...; 0 for ``SYNC``), so changes com
 the server logs it: its key columns unless the table has ``REPLICA IDENTITY FULL``). Records pickle, compare
 by value, and print as JSON.
 
+A ``TRUNCATE`` is reported too, as one record per truncated table: ``operation()`` is ``Operation.UNSPECIFIED``
+(Jet's enum has no member for it; the contract gives it ``UNSPECIFIED``), :meth:`ChangeRecord.is_truncate` is
+True, ``key()`` and ``value()`` are empty parts (no row: the whole table emptied), ``to_json()`` says
+``"truncate": true``, and ``timestamp()`` and the sequence are those of its transaction and its place in it,
+like every other change. A truncate record is built with ``truncate=True``:
+
+>>> t = ChangeRecord(Operation.UNSPECIFIED, "shop", "public", "orders", 1700000000000, 30, 1, {}, {},
+...                  truncate=True)
+>>> t.is_truncate(), t.key().to_map(), '"truncate": true' in t.to_json()
+(True, {}, True)
+
 >>> r = ChangeRecord(Operation.INSERT, "shop", "public", "orders", 1700000000000, 25, 1,
 ...                  {"id": 7}, {"id": 7, "customer": "ann", "amount": 12})
 >>> r.key().to_map(), r.value().to_map()["customer"], r.operation()
@@ -83,17 +94,26 @@ class ChangeRecord:
     """One row event of a CDC source (see the module docstring)."""
 
     __slots__ = ("_operation", "_database", "_schema", "_table", "_timestamp", "_source", "_sequence", "_key",
-                 "_value")
+                 "_value", "_truncate")
 
     def __init__(self, operation: Operation, database: str, schema: str, table: str, timestamp: int,
-                 sequence_source: int, sequence_value: int, key: dict[str, Any], value: dict[str, Any]):
+                 sequence_source: int, sequence_value: int, key: dict[str, Any], value: dict[str, Any], *,
+                 truncate: bool = False):
+        if truncate and (operation is not Operation.UNSPECIFIED or key or value):
+            raise ValueError(f"a TRUNCATE record of {schema}.{table} has operation UNSPECIFIED and no key or value, "
+                             f"got {operation.name}, key {key!r}, value {value!r}")
         self._operation, self._database, self._schema, self._table = operation, database, schema, table
         self._timestamp, self._source, self._sequence = timestamp, sequence_source, sequence_value
         self._key, self._value = RecordPart(key), RecordPart(value)
+        self._truncate = truncate
 
     def operation(self) -> Operation:
-        """``SYNC``, ``INSERT``, ``UPDATE`` or ``DELETE``."""
+        """``SYNC``, ``INSERT``, ``UPDATE`` or ``DELETE``; ``UNSPECIFIED`` for a ``TRUNCATE``."""
         return self._operation
+
+    def is_truncate(self) -> bool:
+        """True if the record reports a ``TRUNCATE`` of its table (every row removed; no key, no value)."""
+        return self._truncate
 
     def database(self) -> str:
         """The database's name."""
@@ -120,23 +140,26 @@ class ChangeRecord:
         return self._sequence
 
     def key(self) -> RecordPart:
-        """The primary-key columns."""
+        """The primary-key columns (empty for a ``TRUNCATE``)."""
         return self._key
 
     def value(self) -> RecordPart:
-        """The new row; for ``DELETE`` the old one (its key columns unless ``REPLICA IDENTITY FULL``)."""
+        """The new row; for ``DELETE`` the old one (its key columns unless ``REPLICA IDENTITY FULL``); empty for a
+        ``TRUNCATE``."""
         return self._value
 
     def to_json(self) -> str:
-        """The whole record as one JSON object."""
-        return _json({"operation": self._operation.name, "database": self._database, "schema": self._schema,
-                      "table": self._table, "timestamp": self._timestamp,
-                      "sequence": [self._source, self._sequence], "key": self._key.to_map(),
-                      "value": self._value.to_map()})
+        """The whole record as one JSON object (a ``TRUNCATE``'s with ``"truncate": true``)."""
+        fields = {"operation": self._operation.name, "database": self._database, "schema": self._schema,
+                  "table": self._table, "timestamp": self._timestamp, "sequence": [self._source, self._sequence],
+                  "key": self._key.to_map(), "value": self._value.to_map()}
+        if self._truncate:
+            fields["truncate"] = True
+        return _json(fields)
 
     def _fields(self) -> tuple:
         return (self._operation, self._database, self._schema, self._table, self._timestamp, self._source,
-                self._sequence, self._key, self._value)
+                self._sequence, self._key, self._value, self._truncate)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ChangeRecord) and other._fields() == self._fields()
@@ -146,12 +169,14 @@ class ChangeRecord:
 
     def __reduce__(self):
         return (_rebuild, (self._operation, self._database, self._schema, self._table, self._timestamp,
-                           self._source, self._sequence, self._key.to_map(), self._value.to_map()))
+                           self._source, self._sequence, self._key.to_map(), self._value.to_map(), self._truncate))
 
     def __repr__(self) -> str:
-        return (f"ChangeRecord({self._operation.name} {self._schema}.{self._table} key={self._key.to_map()} "
+        what = "TRUNCATE" if self._truncate else self._operation.name
+        return (f"ChangeRecord({what} {self._schema}.{self._table} key={self._key.to_map()} "
                 f"seq=({self._source}, {self._sequence}))")
 
 
 def _rebuild(*fields: Any) -> ChangeRecord:
-    return ChangeRecord(*fields)
+    *plain, truncate = fields
+    return ChangeRecord(*plain, truncate=truncate)

@@ -1,11 +1,15 @@
 """``CdcSinks.map(name, key_fn, value_fn)``: change records applied to a driver map (Jet's ``CdcSinks.map``).
 
-Each processor turns a record into ``(key, sequence, delete, value)`` and sends its batch to the driver (topic
-``sink.map.apply`` of :mod:`processors.io.driver_protocol`), which applies it under a lock: a ``DELETE`` removes
-the key, anything else puts the value, and a record whose ``(sequence_source, sequence_value)`` is not newer
-than the last one applied to its key is ignored. That makes the sink idempotent and order-safe: records of one
-key may reach different processors, and a restarted job's replay changes nothing already applied, so the map
-ends equal to the table under any processing guarantee. It runs in PIPELINED jobs (CDC sources are streams).
+Each processor turns a record into ``(table, key, sequence, action, value)`` (``table`` is ``(database, schema,
+table)``) and sends its batch to the driver (topic ``sink.map.apply`` of :mod:`processors.io.driver_protocol`),
+which applies it under a lock (:class:`dag.runtime.common.driver_topics.MapMirror`): a ``DELETE`` removes the
+key, a ``TRUNCATE`` record (``is_truncate()``) removes every key its table put before it (the map may mirror
+several tables: the driver remembers which table put each key), anything else puts the value. A record whose
+``(sequence_source, sequence_value)`` is not newer than the last one applied to its key, or than its table's
+last truncate, is ignored. That makes the sink idempotent and order-safe: records of one key may reach
+different processors, and a restarted job's replay changes nothing already applied (a row inserted before a
+truncate cannot come back), so the map ends equal to the table under any processing guarantee. ``key_fn`` and
+``value_fn`` never see a truncate record. It runs in PIPELINED jobs (CDC sources are streams).
 """
 
 from __future__ import annotations
@@ -36,7 +40,8 @@ def cdc_map_sink(name: str, key_fn: Callable[[ChangeRecord], Any], value_fn: Cal
 
 
 class CdcMapSinkP(Processor):
-    """Sends ``(key, sequence, delete, value)`` per record to the driver; ``complete()`` waits until stored."""
+    """Sends ``(table, key, sequence, action, value)`` per record to the driver; ``complete()`` waits until
+    stored."""
 
     def __init__(self, name: str, key_fn: Callable, value_fn: Callable):
         self._name, self._key_fn, self._value_fn = name, key_fn, value_fn
@@ -55,9 +60,14 @@ class CdcMapSinkP(Processor):
             if not isinstance(record, ChangeRecord):
                 raise DagValidationError(f"vertex '{self._vertex}': CdcSinks.map({self._name!r}) takes "
                                          f"ChangeRecord items, got {type(record).__name__}: {record!r:.80}")
-            delete = record.operation() is Operation.DELETE
-            items.append((self._key_fn(record), (record.sequence_source(), record.sequence_value()), delete,
-                          None if delete else self._value_fn(record)))
+            table = (record.database(), record.schema(), record.table())
+            sequence = (record.sequence_source(), record.sequence_value())
+            if record.is_truncate():
+                items.append((table, None, sequence, topics.APPLY_TRUNCATE, None))
+            elif record.operation() is Operation.DELETE:
+                items.append((table, self._key_fn(record), sequence, topics.APPLY_DELETE, None))
+            else:
+                items.append((table, self._key_fn(record), sequence, topics.APPLY_PUT, self._value_fn(record)))
         if items:
             self._driver.send(topics.SINK_MAP_APPLY, {"name": self._name, "items": items})
 

@@ -179,10 +179,17 @@ class StreamPostgresCdcP(Processor):
 
     def _begin_sync(self, psycopg: Any) -> None:
         conn, config = self._conn, self._config
-        if conn.execute("select 1 from pg_publication where pubname = %s", (config.publication_name,)).fetchone() \
-                is None:
+        publication = conn.execute("select pubtruncate from pg_publication where pubname = %s",
+                                   (config.publication_name,)).fetchone()
+        if publication is None:  # publishes insert, update, delete and truncate (PostgreSQL's default)
             self._log.info("%s: creating publication %s FOR ALL TABLES", self._what, config.publication_name)
             conn.execute(f"create publication {quote_ident(config.publication_name)} for all tables")
+        elif not publication[0]:
+            self._log.warning(
+                "%s: publication %s on %s does not publish truncate, so a TRUNCATE of a captured table is not "
+                "reported (and a CdcSinks.map keeps its rows); ALTER PUBLICATION %s SET (publish = 'insert, update, "
+                "delete, truncate') to report it", self._what, config.publication_name, config.server(),
+                quote_ident(config.publication_name))
         if self._slot_exists():
             self._log.info("%s: dropping the existing replication slot %s (a new job starts with SYNC)", self._what,
                            self._slot)
@@ -278,6 +285,10 @@ class StreamPostgresCdcP(Processor):
             for n, change in enumerate(changes, 1):
                 rel = change.relation
                 if not self._config.matches(rel.schema, rel.table):
+                    continue
+                if change.kind == "T":
+                    records.append(ChangeRecord(Operation.UNSPECIFIED, db, rel.schema, rel.table, commit_ms, end_lsn,
+                                                n, {}, {}, truncate=True))
                     continue
                 value = change.old if change.kind == "D" else change.new
                 source = change.new if change.new is not None else change.old

@@ -3,7 +3,9 @@ the replication stream (or ``pg_logical_slot_peek_binary_changes``) delivers the
 
 Only what change data capture needs is decoded: ``B`` (begin: commit time), ``R`` (relation: schema, table,
 columns with their type oids and which form the key), ``I``/``U``/``D`` (a row's new and old tuples, columns in
-text form) and ``C`` (commit: the transaction's end LSN). Truncate, type and origin messages are skipped.
+text form), ``T`` (truncate: the relations one ``TRUNCATE`` emptied, each sent as an ``R`` before it; it
+becomes one ``Change`` of kind ``"T"`` per relation, without rows) and ``C`` (commit: the transaction's end
+LSN). Type, origin and logical messages are skipped.
 Column text is turned into Python values by ``load(type_oid, text)`` (psycopg's text loaders in
 :mod:`connectors.cdc_source`); an unchanged TOASTed value (``u``) is left out of the row.
 
@@ -39,7 +41,8 @@ class Relation:
 
 @dataclass
 class Change:
-    """One row change of a committed transaction (``kind``: ``"I"``, ``"U"`` or ``"D"``)."""
+    """One change of a committed transaction: ``kind`` ``"I"``, ``"U"`` or ``"D"`` (a row), or ``"T"`` (the
+    relation was truncated; ``new`` and ``old`` are None)."""
 
     kind: str
     relation: Relation
@@ -73,7 +76,9 @@ class Decoder:
             self._relation(message)
         elif kind in (b"I", b"U", b"D"):
             self._change(kind.decode(), message)
-        # T (truncate), Y (type), O (origin), M (logical message): not row changes
+        elif kind == b"T":
+            self._truncate(message)
+        # Y (type), O (origin), M (logical message): not changes of a table
 
     def _relation(self, m: bytes) -> None:
         (relid,) = struct.unpack_from(">I", m, 1)
@@ -107,6 +112,13 @@ class Decoder:
             else:  # K (old key) or O (old row)
                 old = row
         self.changes.append(Change(kind, relation, new, old))
+
+    def _truncate(self, m: bytes) -> None:
+        """``T``: Int32 relation count, Int8 options (CASCADE, RESTART IDENTITY), then the relation ids (protocol
+        version 1 sends no transaction id here: that is only for streamed transactions)."""
+        (count, _options) = struct.unpack_from(">ib", m, 1)
+        for relid in struct.unpack_from(f">{count}I", m, 6):
+            self.changes.append(Change("T", self.relations[relid], None, None))
 
     def _tuple(self, relation: Relation, m: bytes, pos: int, key_only: bool) -> tuple[dict, int]:
         (count,) = struct.unpack_from(">h", m, pos)

@@ -13,7 +13,7 @@ so a later request's reply means every earlier send was handled).
 | ``map.get`` | request | ``name``, ``keys`` (``kind`` as for ``journal.start``) | the keys' values, ``None`` for a missing key (``map_using_imap``) |
 | ``sink.list`` | send | ``name``, ``items`` | — (appended to ``engine.get_list(name)``) |
 | ``sink.map`` | send | ``name``, ``items`` (``(key, value)`` entries) | — (put into ``engine.get_map(name)``) |
-| ``sink.map.apply`` | send | ``name``, ``items`` (``(key, sequence, delete, value)``) | — (put, or remove when ``delete``, unless ``sequence`` is not newer than the key's last applied one) |
+| ``sink.map.apply`` | send | ``name``, ``items`` (``(table, key, sequence, action, value)``, ``action`` one of ``APPLY_PUT``, ``APPLY_DELETE``, ``APPLY_TRUNCATE``) | — (put or remove the key unless ``sequence`` is not newer than the key's last applied one or the table's last truncate; a truncate removes the keys the table put before it) |
 | ``sink.apply`` | request | ``vertex`` (a driver-applied sink, ``processors.io.driver_apply``), ``items`` | ``None``, or the failure of a user function on the driver: ``message``, ``exc_type``, ``exc_message`` |
 | ``sink.flush`` | request | ``{}`` | ``True`` once every earlier message of the connection was handled |
 
@@ -29,7 +29,7 @@ from jetspark_base.errors import DagValidationError
 
 __all__ = [
     "JOURNAL_START", "JOURNAL_READ", "COLLECTION_SLICE", "MAP_GET", "SINK_LIST", "SINK_MAP", "SINK_MAP_APPLY",
-    "SINK_APPLY", "SINK_FLUSH", "SINK_STAGE", "SINK_SEAL",
+    "SINK_APPLY", "SINK_FLUSH", "SINK_STAGE", "SINK_SEAL", "APPLY_PUT", "APPLY_DELETE", "APPLY_TRUNCATE",
     "require_driver",
 ]
 
@@ -40,6 +40,7 @@ MAP_GET = "map.get"
 SINK_LIST = "sink.list"
 SINK_MAP = "sink.map"
 SINK_MAP_APPLY = "sink.map.apply"  # CdcSinks.map: ordered puts and removes, older sequences ignored
+APPLY_PUT, APPLY_DELETE, APPLY_TRUNCATE = "put", "delete", "truncate"  # the actions of sink.map.apply's items
 SINK_APPLY = "sink.apply"  # driver-applied sinks (map merging/updating, observables, reliable topics)
 SINK_FLUSH = "sink.flush"
 SINK_STAGE = "sink.stage"  # EXACTLY_ONCE: {"vertex", "g", "kind", "name", "items"}, staged until a snapshot covers it

@@ -5,6 +5,7 @@ nothing is left on the server (connections, slots, prepared transactions)."""
 
 from __future__ import annotations
 
+import logging
 import pickle
 import time
 from dataclasses import dataclass
@@ -42,6 +43,17 @@ def test_change_record_when_pickled_then_equal_and_parts_convert():
     assert '"operation": "UPDATE"' in record.to_json() and record.operation() is Operation.UPDATE
 
 
+def test_change_record_when_truncate_then_unspecified_without_parts_and_pickles():
+    truncate = ChangeRecord(Operation.UNSPECIFIED, "db", "public", "orders", 1700000000000, 99, 1, {}, {},
+                            truncate=True)
+    assert pickle.loads(pickle.dumps(truncate)) == truncate and truncate.is_truncate()
+    assert truncate != ChangeRecord(Operation.UNSPECIFIED, "db", "public", "orders", 1700000000000, 99, 1, {}, {})
+    assert truncate.key().to_map() == {} == truncate.value().to_map() and truncate.operation() is Operation.UNSPECIFIED
+    assert '"truncate": true' in truncate.to_json() and "TRUNCATE public.orders" in repr(truncate)
+    with pytest.raises(ValueError, match="TRUNCATE record of public.orders"):
+        ChangeRecord(Operation.DELETE, "db", "public", "orders", 0, 99, 1, {"id": 1}, {}, truncate=True)
+
+
 # ---------------------------------------------------------------------------------------------------- helpers
 @pytest.fixture(autouse=True)
 def no_leaks(request):
@@ -77,8 +89,8 @@ def _map_pipeline(pg, table, map_name, log_name=None, middle=None):
         stage = stage.custom_transform("fail-once", middle)
     stage.write_to(CdcSinks.map(map_name, lambda r: r.key().to_map()["id"], lambda r: r.value().to_map()))
     if log_name:
-        stage.map(lambda r: (r.operation().name, r.key().to_map()["id"], r.sequence_source(), r.sequence_value())) \
-            .write_to(Sinks.list(log_name))
+        stage.map(lambda r: ("TRUNCATE" if r.is_truncate() else r.operation().name, r.key().to_map().get("id"),
+                             r.sequence_source(), r.sequence_value())).write_to(Sinks.list(log_name))
     return p
 
 
@@ -113,6 +125,92 @@ def test_cdc_when_rows_then_changes_then_map_equals_table_and_records_in_commit_
         ("INSERT", 1000), ("UPDATE", 1), ("UPDATE", 3), ("UPDATE", 3), ("DELETE", 2)]
     sync_point = {r[2] for r in log if r[0] == "SYNC"}
     assert len(sync_point) == 1 and min(r[2] for r in changes) > sync_point.pop()
+
+
+# ---------------------------------------------------------------------------------------------------- TRUNCATE
+@pytest.mark.spark
+@pytest.mark.parametrize("members", [1, 2])
+def test_cdc_when_table_truncated_between_inserts_then_truncate_reported_in_order_and_map_equals_table(
+        engine, postgres, members):
+    eng = engine if members == 1 else Engine(EngineConfig(members=2), spark=engine.spark)
+    table, other, map_name, log_name = _orders(postgres, 5), _orders(postgres, 2), unique("m"), unique("log")
+    with running(eng, _map_pipeline(postgres, table, map_name, log_name),
+                 JobConfig(processing_guarantee=EXACTLY_ONCE, snapshot_interval_ms=200)):
+        target = eng.get_map(map_name)
+        wait_for(lambda: len(target) == 5, 60, lambda: f"5 SYNC rows, got {len(target)}")
+        for key in (10, 11):
+            postgres.query(f"insert into {table} values ({key}, 'before', 1)")
+        postgres.query(f"truncate {table}, {other}")  # the other table is not captured: no record
+        for key in (20, 21):
+            postgres.query(f"insert into {table} values ({key}, 'after', 2)")
+        wait_for(lambda: dict(target) == _table_map(postgres, table), 30,
+                 lambda: f"the map to equal the table, map has keys {sorted(target)}")
+        wait_for(lambda: len(eng.get_list(log_name)) == 10, 30,
+                 lambda: f"10 records in the log, got {list(eng.get_list(log_name))}")
+        log = list(eng.get_list(log_name))
+    assert set(target) == {20, 21}
+    changes = sorted((r for r in log if r[0] != "SYNC"), key=lambda r: (r[2], r[3]))
+    assert [(op, key) for op, key, _s, _v in changes] == [
+        ("INSERT", 10), ("INSERT", 11), ("TRUNCATE", None), ("INSERT", 20), ("INSERT", 21)]
+
+
+class FailOnceAfterTruncate(AbstractProcessor):
+    """Passes records on. Once a truncate went through, the next snapshot waits (``save_to_snapshot`` returns
+    False) until the test creates ``go``, then fails with ``RestartableError`` (once across processes): no
+    snapshot completes after the truncate, so the restart replays it (and the rows before it in its transaction)
+    after the map sink applied it."""
+
+    def __init__(self, marker: Path, go: Path):
+        super().__init__()
+        self.marker, self.go, self.truncated = marker, go, False
+
+    def try_process0(self, item):
+        self.truncated = self.truncated or item.is_truncate()
+        return self.try_emit(item)
+
+    def save_to_snapshot(self):
+        if not self.truncated:
+            return True
+        if not self.go.exists():
+            return False
+        if once(self.marker):
+            raise RestartableError("injected after the truncate")
+        return True
+
+
+@pytest.mark.spark
+def test_cdc_when_restart_replays_across_truncate_then_map_still_equals_table_and_each_change_once(
+        engine, postgres, tmp_path):
+    table, map_name, log_name = _orders(postgres, 5), unique("m"), unique("log")
+    go = tmp_path / "go"
+    pipeline = _map_pipeline(postgres, table, map_name, log_name,
+                             middle=lambda: FailOnceAfterTruncate(tmp_path / "failed", go))
+    with running(engine, pipeline, JobConfig(processing_guarantee=EXACTLY_ONCE, snapshot_interval_ms=100)) as job:
+        target = engine.get_map(map_name)
+        wait_for(lambda: len(target) == 5, 60, "the SYNC rows")
+        postgres.query(f"insert into {table} values (100, 'streamed', 1)")
+        wait_for(lambda: 100 in target, 30, "the first change")
+        seen = job.metrics().last_snapshot or 0
+        wait_for(lambda: (job.metrics().last_snapshot or 0) >= seen + 2, 60, "two snapshots while streaming")
+        with postgres.connect() as conn:  # rows older than the truncate in its transaction: replayed after it
+            conn.execute(f"insert into {table} values (200, 'gone', 2)")
+            conn.execute(f"update {table} set amount = 9 where id = 1")
+            conn.execute(f"truncate {table}")
+            conn.execute(f"insert into {table} values (300, 'kept', 3)")
+        wait_for(lambda: not set(target) - {300}, 30, lambda: f"the truncate in the map, has {sorted(target)}")
+        go.touch()
+        wait_for(lambda: job.metrics().restarts >= 1, 60, "the injected restart")
+        postgres.query(f"insert into {table} values (400, 'last', 4)")  # after every other change (commit order)
+        wait_for(lambda: ("INSERT", 400) in {r[:2] for r in engine.get_list(log_name)}, 60, "the last change")
+        wait_for(lambda: dict(target) == _table_map(postgres, table), 60,
+                 lambda: f"the map to equal the table, has {sorted(target)}")
+        log = list(engine.get_list(log_name))
+        assert job.metrics().restart_log[0].from_snapshot is not None  # a replay, not a new SYNC
+    assert set(target) == {300, 400}
+    assert sorted(r[1] for r in log if r[0] == "SYNC") == [1, 2, 3, 4, 5]
+    changes = sorted((r for r in log if r[0] != "SYNC"), key=lambda r: (r[2], r[3]))
+    assert [(op, key) for op, key, _s, _v in changes] == [
+        ("INSERT", 100), ("INSERT", 200), ("UPDATE", 1), ("TRUNCATE", None), ("INSERT", 300), ("INSERT", 400)]
 
 
 # ---------------------------------------------------------------------------------------------------- restart replay
@@ -281,3 +379,27 @@ def test_cdc_source_when_snapshot_completes_then_server_may_discard_only_up_to_i
         from connectors.cdc import drop_slot
 
         drop_slot(config)
+
+
+def test_cdc_source_when_publication_omits_truncate_then_warns_at_start_naming_it(postgres, caplog):
+    from connectors.cdc import drop_slot
+    from connectors.cdc_source import StreamPostgresCdcP
+    from processors import Context
+
+    table = _orders(postgres, 1)
+    publication = f"p_{table}"
+    postgres.query(f"create publication {publication} for table {table} with (publish = 'insert, update, delete')")
+    config = _source(postgres, table).supplier._config.model_copy(  # the built source's configuration
+        update={"publication_name": publication})
+    proc = StreamPostgresCdcP(config)
+    proc.init(_Outbox(), Context(vertex_name="cdc", processing_guarantee=EXACTLY_ONCE))
+    try:
+        with caplog.at_level(logging.WARNING):
+            proc.complete()  # starts: checks the publication, creates the slot
+        assert f"publication {publication} on 127.0.0.1:{postgres.port}/{DATABASE} does not publish truncate" \
+            in caplog.text, caplog.text
+        assert "publish = 'insert, update, delete, truncate'" in caplog.text
+    finally:
+        proc.close()
+        drop_slot(config)
+        postgres.query(f"drop publication {publication}")

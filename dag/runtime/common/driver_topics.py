@@ -29,7 +29,7 @@ from processors.io import driver_protocol as topics
 from processors.io.event_journal import JournalInitialPosition
 
 __all__ = ["register_collection_topics", "register_apply_topic", "apply_on_driver", "end_driver_sinks",
-           "slice_bounds"]
+           "slice_bounds", "MapMirror"]
 
 MAX_READ = 1024
 """The most events one ``journal.read`` returns per partition."""
@@ -47,24 +47,70 @@ def slice_bounds(length: int, index: int, count: int) -> tuple[int, int]:
     return start, start + size + (1 if index < extra else 0)
 
 
+class MapMirror:
+    """What ``sink.map.apply`` (``CdcSinks.map``) remembers of one driver map for the job, so that a replayed,
+    late or out-of-order record never moves the map back in time: the sequence last applied to each key
+    (removed keys too), the table whose record put each present key, and the sequence of each table's last
+    truncate.
+
+    A record is ignored unless its sequence is newer than both its key's last one and its table's last truncate
+    (so a row older than a truncate cannot come back). A truncate removes the keys its table put with an older
+    sequence; keys put by a newer record (one that overtook it on another processor) stay.
+
+    >>> m, target = MapMirror(), {}
+    >>> t = ("db", "public", "orders")
+    >>> m.apply(target, [(t, 1, (10, 1), "put", "a"), (t, 2, (30, 1), "put", "b"),  # 2 overtook the truncate
+    ...                  (t, None, (20, 1), "truncate", None)])
+    >>> m.apply(target, [(t, 1, (10, 1), "put", "a")])  # a replay of a row older than the truncate
+    >>> target
+    {2: 'b'}
+    """
+
+    def __init__(self) -> None:
+        self.sequences: dict[Any, Any] = {}  # key -> the sequence last applied to it
+        self.owners: dict[Any, Any] = {}  # present key -> the table that put it
+        self.keys: dict[Any, set] = {}  # table -> its present keys
+        self.truncated: dict[Any, Any] = {}  # table -> the sequence of its last truncate
+
+    def apply(self, target: Any, items: list) -> None:
+        """Apply ``(table, key, sequence, action, value)`` items to ``target`` (a mapping), in order."""
+        for table, key, sequence, action, value in items:
+            if table in self.truncated and sequence <= self.truncated[table]:
+                continue
+            if action == topics.APPLY_TRUNCATE:
+                self._truncate(target, table, sequence)
+                continue
+            if key in self.sequences and sequence <= self.sequences[key]:
+                continue
+            self.sequences[key] = sequence
+            owner = self.owners.pop(key, None)
+            if owner is not None:
+                self.keys[owner].discard(key)
+            if action == topics.APPLY_DELETE:
+                target.pop(key, None)
+            else:
+                target[key] = value
+                self.owners[key] = table
+                self.keys.setdefault(table, set()).add(key)
+
+    def _truncate(self, target: Any, table: Any, sequence: Any) -> None:
+        self.truncated[table] = sequence
+        keys = self.keys.get(table, set())
+        for key in [k for k in keys if self.sequences[k] < sequence]:
+            keys.discard(key)
+            del self.owners[key]
+            target.pop(key, None)
+
+
 def _map_apply_handler(collections: Any) -> Any:
-    """``sink.map.apply`` (``CdcSinks.map``): the latest sequence applied per map and key is remembered for the
-    job (removed keys too), so a replayed or late record never moves a key back in time."""
-    applied: dict = {}
+    """``sink.map.apply`` (``CdcSinks.map``): one :class:`MapMirror` per map name for the job."""
+    mirrors: dict[str, MapMirror] = {}
     lock = threading.Lock()
 
     def sink_map_apply(body: dict) -> None:
         target = collections.get("map", body["name"])
         with lock:
-            seen = applied.setdefault(body["name"], {})
-            for key, sequence, delete, value in body["items"]:
-                if key in seen and sequence <= seen[key]:
-                    continue
-                seen[key] = sequence
-                if delete:
-                    target.pop(key, None)
-                else:
-                    target[key] = value
+            mirrors.setdefault(body["name"], MapMirror()).apply(target, body["items"])
 
     return sink_map_apply
 
