@@ -1,5 +1,5 @@
 """examples/word_count.py: the manual's DAG shape, its tokenizer, and its result on the bundled sample checked
-against the independent reference computation (tests/examples/reference.py)."""
+against the independent reference computation (tests/support/reference.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from dag.errors import ProcessorContractError
@@ -18,7 +16,7 @@ from processors import (
 )
 from processors.processor import BatchTransform
 from processors.testing import TestMode
-from tests.support.processors import EmitsNone, Tag
+from tests.support.processors import EmitsNone, Slow, Tag
 
 
 class Double(AbstractProcessor):
@@ -360,20 +358,16 @@ def test_verify_processor_batch_transform_via_process():
 
 
 def test_verify_processor_cooperative_timeout():
-    class Slow(AbstractProcessor):
-        def try_process0(self, item):
-            time.sleep(0.03)  # a slow process() (the behaviour): longer than the cooperative timeout
-            return True
+    def slow():  # 30 ms a process() call: longer than the cooperative timeout
+        return Slow(0.03)
+
+    def slow_non_cooperative():
+        return Slow(0.03, cooperative=False)
 
     with pytest.raises(AssertionError, match=r"took .*ms, it should be <20ms"):
-        verify_processor(Slow).cooperative_timeout(20).disable_snapshots().input([1]).expect_output([])
-    verify_processor(Slow).cooperative_timeout(0).disable_snapshots().input([1]).expect_output([])
-
-    class SlowNonCooperative(Slow):
-        def is_cooperative(self):
-            return False
-
-    verify_processor(SlowNonCooperative).cooperative_timeout(20).disable_snapshots().input([1]).expect_output([])
+        verify_processor(slow).cooperative_timeout(20).disable_snapshots().input([1]).expect_output([])
+    verify_processor(slow).cooperative_timeout(0).disable_snapshots().input([1]).expect_output([])
+    verify_processor(slow_non_cooperative).cooperative_timeout(20).disable_snapshots().input([1]).expect_output([])
 
 
 def test_verify_processor_closes_processors_and_supplier():

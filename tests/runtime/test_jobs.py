@@ -24,7 +24,7 @@ from processors import (
     write_map_p,
 )
 from tests.support import numbers, unique, wait_for
-from tests.support.processors import Emit, EmitsNone
+from tests.support.processors import Emit, EmitsNone, Slow
 
 pytestmark = pytest.mark.spark
 
@@ -189,12 +189,6 @@ def test_driver_map_round_trip_then_entries_sliced_and_written(engine):
     dag.edge(between(s, m)).edge(between(m, k))
     engine.new_job(dag).join()
     assert engine.get_map(out) == {f"k{i}": i + 1 for i in range(7)}
-
-
-class Slow(AbstractProcessor):
-    def try_process0(self, item):
-        time.sleep(0.5)  # a slow processor (the behaviour): the job is still running when cancelled
-        return True
 
 
 def test_job_when_started_then_named_listed_and_status_completes(engine):

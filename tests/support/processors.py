@@ -12,9 +12,11 @@ ships them to Spark's Python workers by reference, like any library processor.
 - ``Emit(items)``: a source; processor 0 emits ``items``, or each processor its own list of a dict.
 - ``Tag(*fields)``: tags every item with where it arrived: the processor's global index and/or the ordinal.
 - ``EmitsNone``: emits ``None`` for every item (a contract violation the runtimes must report).
+- ``Slow(seconds)``: takes ``seconds`` over every item (cooperative or not), so a job is still running.
 - ``Endless``: a stream source counting for ever, paced; it never completes.
 - ``FailAt(points, markers)``: passes items on and injects a fault once at given items (or after a commit).
 - ``RememberingSupplier(supplier)``: a supplier that keeps the processors it made, to inspect their state.
+- ``RecordingObserver``: an observer of an ``Observable`` keeping what it was told.
 - ``sequence(count)``: a bounded, snapshotting source of ``0 .. count - 1``, slow enough to span snapshots.
 - ``counter_stream(name, pause)``: an endless, snapshotting stream source counting 0, 1, 2, ...
 """
@@ -89,6 +91,22 @@ class EmitsNone(AbstractProcessor):
         return self.try_emit(None)
 
 
+class Slow(AbstractProcessor):
+    """Takes ``seconds`` over every item and emits nothing: a job of it is still running when a test acts on it
+    (cancels it, asks its progress); ``cooperative=False`` declares it non-cooperative."""
+
+    def __init__(self, seconds: float = 0.5, cooperative: bool = True):
+        super().__init__()
+        self.seconds, self.cooperative = seconds, cooperative
+
+    def is_cooperative(self) -> bool:
+        return self.cooperative
+
+    def try_process0(self, item: Any) -> bool:
+        time.sleep(self.seconds)  # slowness (the behaviour)
+        return True
+
+
 class Endless(Processor):
     """A source that emits a counter for ever (a stream that never completes)."""
 
@@ -150,6 +168,29 @@ class RememberingSupplier:
         processor = self.supplier()
         self.made.append(processor)
         return processor
+
+
+class RecordingObserver:
+    """An observer keeping what it was told: ``items``, ``errors`` (the exceptions), ``completed`` (a count), and
+    all of it in order as ``events``: ``("next", item)``, ``("error", str(error))``, ``("complete",)``."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple] = []
+        self.items: list[Any] = []
+        self.errors: list[BaseException] = []
+        self.completed = 0
+
+    def on_next(self, item: Any) -> None:
+        self.items.append(item)
+        self.events.append(("next", item))
+
+    def on_error(self, error: BaseException) -> None:
+        self.errors.append(error)
+        self.events.append(("error", str(error)))
+
+    def on_complete(self) -> None:
+        self.completed += 1
+        self.events.append(("complete",))
 
 
 def sequence(count: int, per_fill: int = 30, until: Callable[[], bool] | None = None):
