@@ -14,6 +14,7 @@ from processors.context import Context
 from processors.inbox import Inbox
 from processors.outbox import Outbox
 from processors.session_window import CURRENT_WATERMARK
+
 from tests.support.processors import RememberingSupplier
 
 W = Watermark

@@ -15,6 +15,7 @@ from processors.context import Context
 from processors.inbox import Inbox
 from processors.outbox import Outbox
 from processors.sliding_window import NEXT_WIN_TO_EMIT
+
 from tests.support.processors import RememberingSupplier
 
 W = Watermark

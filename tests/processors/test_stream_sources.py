@@ -13,7 +13,7 @@ import pytest
 
 from dag.errors import DagError, DagValidationError
 from processors import Context, Outbox, stream_files_p, stream_socket_p
-from processors.stream_sources import POLL_INTERVAL_S, LineSplitter, is_stream_source
+from processors.stream_sources import LineSplitter, is_stream_source
 from tests.support import complete_until
 
 # ------------------------------------------------------------------------------------------------ LineSplitter
@@ -163,7 +163,7 @@ def test_stream_files_when_two_files_interleaved_and_glob_then_only_matching(tmp
         _append(tmp_path / "a.txt", f"a{i}\n")
         _append(tmp_path / "b.txt", f"b{i}\n")
     items, _ = complete_until(proc, outbox, lambda items, done: len(items) >= 20)
-    time.sleep(3 * POLL_INTERVAL_S)  # the poll interval passes (the behaviour): the next complete() scans again
+    time.sleep(0.15)  # stream_files_p's poll interval (0.05 s) passes (the behaviour): the next complete() scans
     outbox.reset()
     proc.complete()
     assert items + outbox.drain(0) == [f"a{i}" for i in range(20)]
@@ -195,7 +195,7 @@ def test_stream_files_when_file_rewritten_in_place_then_no_items_and_deleted_fil
     _append(tmp_path / "a.txt", _lines(10, "LINE"), mode="r+")  # same size, overwritten from byte 0
     assert complete_until(proc, outbox, lambda items, done: True)[0] == []
     os.remove(tmp_path / "a.txt")
-    time.sleep(2 * POLL_INTERVAL_S)  # the poll interval passes (the behaviour): the next complete() scans again
+    time.sleep(0.1)  # stream_files_p's poll interval (0.05 s) passes (the behaviour): the next complete() scans
     assert complete_until(proc, outbox, lambda items, done: True)[0] == []  # the deletion is noticed
     _append(tmp_path / "a.txt", "fresh\n")
     items, _ = complete_until(proc, outbox, lambda items, done: len(items) >= 1)

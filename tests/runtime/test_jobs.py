@@ -279,15 +279,19 @@ def test_progress_when_enabled_then_prints_stage_lines(engine, capsys, tmp_path)
     w = dag.new_vertex("slow", lambda: WaitsForFile(release), local_parallelism=1)
     dag.edge(between(s, w))
     job = eng.new_job(dag, JobConfig(name=unique("progress")))
-    err, deadline = "", time.monotonic() + 60
+    printed = []
+
+    def running_line() -> bool:
+        printed.append(capsys.readouterr().err)
+        return " tasks (1 running)" in "".join(printed)
+
     try:  # Spark's status tracker lags its listener bus, by seconds after busy tests: wait for the line
-        while " tasks (1 running)" not in err and time.monotonic() < deadline:
-            time.sleep(0.1)
-            err += capsys.readouterr().err
+        wait_for(running_line, 60, lambda: f"a ' tasks (1 running)' progress line; printed {''.join(printed)!r}",
+                 interval=0.1)
     finally:
         open(release, "w").close()
     job.join()
-    err += capsys.readouterr().err
+    err = "".join(printed) + capsys.readouterr().err
     assert f"[{job.name}] numbers, slow: count() (runs the sink processors)" in err
     assert f"[{job.name}] stage " in err and " tasks (1 running)" in err
 

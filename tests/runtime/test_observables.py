@@ -9,6 +9,7 @@ import pytest
 
 from dag.runtime.driver_collections import DriverCollections
 from dag.runtime.observables import Observable, ReliableTopic
+
 from tests.support.processors import RecordingObserver
 
 
