@@ -1,9 +1,10 @@
 """The suite's shared test processors (as Jet's ``TestProcessors``): one definition of each, with parameters
 where tests need variants.
 
-A test defines a processor of its own only when that processor's misbehaviour or shape IS the subject of the
-test (a processor that forgets to return a bool, that saves state it cannot restore, ...), next to the test
-that uses it. Every processor that merely feeds, tags, fails or paces a job lives here.
+The rule: a processor that more than one test module needs lives here (never copied, never imported from
+another test module); a processor only one test needs stays beside it, above all one whose misbehaviour or
+shape IS the subject of that test (a processor that forgets to return a bool, that saves state it cannot
+restore, ...). Before writing a new one, look here first: a variant is a parameter, not a copy.
 
 They are importable classes and functions of a real module (``tests.support.processors``), so cloudpickle
 ships them to Spark's Python workers by reference, like any library processor.
