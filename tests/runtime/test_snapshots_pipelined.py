@@ -60,7 +60,7 @@ def _counts(items):
     return len(set(range(N)) - set(c)), sum(n - 1 for n in c.values())
 
 
-def test_exactly_once_when_restartable_errors_at_random_items_then_every_itemonce(engine, tmp_path):
+def test_exactly_once_when_restartable_errors_at_random_items_then_every_item_once(engine, tmp_path):
     points = random.Random(7).sample(range(N // 10, N), 3)
     dag = _pipeline(write_list_p("eo-random"), lambda: FailAt(points, tmp_path))
     job = _run(engine, dag, _config(EXACTLY_ONCE))
@@ -85,7 +85,7 @@ def test_restart_when_restartable_error_then_tasks_keep_their_python_workers_and
     assert 0 <= steps["stage submitted"] <= steps["tasks entered"] <= steps["tasks connected"]
 
 
-def test_exactly_once_when_python_worker_killed_then_every_itemonce(engine, tmp_path):
+def test_exactly_once_when_python_worker_killed_then_every_item_once(engine, tmp_path):
     dag = _pipeline(write_list_p("eo-kill"), lambda: FailAt([N // 2], tmp_path, kill=True))
     job = _run(engine, dag, _config(EXACTLY_ONCE))
     assert _counts(engine.get_list("eo-kill")) == (0, 0)
@@ -126,7 +126,7 @@ class FlakySave(AbstractProcessor):
         self.count += value
 
 
-def test_exactly_once_when_save_fails_then_restarted_and_every_itemonce(engine, tmp_path):
+def test_exactly_once_when_save_fails_then_restarted_and_every_item_once(engine, tmp_path):
     dag = _pipeline(write_list_p("eo-save"), lambda: FlakySave(tmp_path))
     job = _run(engine, dag, _config(EXACTLY_ONCE))
     assert _counts(engine.get_list("eo-save")) == (0, 0)
@@ -154,7 +154,7 @@ class CommitFailsOnce(Processor):
         return True
 
 
-def test_exactly_once_when_crash_between_prepare_and_finish_then_every_itemonce(engine, tmp_path):
+def test_exactly_once_when_crash_between_prepare_and_finish_then_every_item_once(engine, tmp_path):
     marker = tmp_path / "commit"
     # the source ends only after a snapshot's phase 2 ran (and crashed): the restart happens whatever the timing
     dag = _pipeline(write_list_p("eo-commit"), lambda: CommitFailsOnce(tmp_path), until=marker.exists)
@@ -261,7 +261,7 @@ def _suspended(job, out) -> int:
     return frozen
 
 
-def test_suspend_resume_restart_when_stream_job_then_output_contiguous_and_exactlyonce(engine):
+def test_suspend_resume_restart_when_stream_job_then_output_contiguous_and_exactly_once(engine):
     dag = DAG()
     source = dag.new_vertex("ticks", counter_stream("ticks", pause=0.005))
     sink = dag.new_vertex("sink", write_list_p("suspended"), local_parallelism=1)
