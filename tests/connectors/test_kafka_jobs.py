@@ -5,17 +5,17 @@ exactly-once list sink, and a Kafka -> map -> transactional Kafka sink pipeline 
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
 from connectors.kafka import KafkaSinks, KafkaSources, stream_kafka_p
-from dag import DAG, Engine, EngineConfig, ExecutionMode, JobConfig, ProcessingGuarantee
+from dag import DAG, Engine, EngineConfig, ExecutionMode, JobConfig, ProcessingGuarantee, RestartableError
 from edges import between
 from pipeline import Pipeline
-from processors import write_list_p
+from processors import AbstractProcessor, write_list_p
 from tests.connectors.kafka_support import mock_cluster, produce, read_topic, topic  # noqa: F401 - fixture
-from tests.support import running, unique, wait_for
-from tests.support.processors import FailAt
+from tests.support import once, running, unique, wait_for
 
 pytestmark = pytest.mark.spark
 
@@ -58,13 +58,31 @@ def test_source_when_two_members_of_two_processors_then_every_record_once(engine
     assert Counter(out) == Counter(range(480))
 
 
+class FailOnceAfterCommit(AbstractProcessor):
+    """Passes items on; at the first item after a completed snapshot reached it, raises RestartableError once
+    (a marker file: the processor runs in a Spark worker)."""
+
+    def __init__(self, marker: Path):
+        super().__init__()
+        self.marker, self.committed = marker, False
+
+    def snapshot_commit_finish(self, success):
+        self.committed = self.committed or success
+        return True
+
+    def try_process0(self, item):
+        if self.committed and item >= 200 and once(self.marker):
+            raise RestartableError(f"injected at item {item}")
+        return self.try_emit(item)
+
+
 def test_source_when_crash_restart_then_offsets_from_snapshot_and_every_record_once(engine, mock_cluster, tmp_path):
     name = topic(mock_cluster, 4)
-    marker = tmp_path / "item-200"  # FailAt's marker: the fault at the first item >= 200 after a snapshot
+    marker = tmp_path / "failed"
     dag = DAG()
     source = dag.new_vertex("kafka", stream_kafka_p(_props(mock_cluster), name, projection_fn=_value),
                             local_parallelism=2)
-    fail = dag.new_vertex("fail", lambda: FailAt([200], tmp_path, after_commit=True), local_parallelism=1)
+    fail = dag.new_vertex("fail", lambda: FailOnceAfterCommit(marker), local_parallelism=1)
     out_name = unique("kafka-restart")
     sink = dag.new_vertex("sink", write_list_p(out_name), local_parallelism=1)
     dag.edge(between(source, fail))
