@@ -19,6 +19,7 @@ import pytest
 import dag as dag_package
 import edges as edges_package
 import processors as processors_package
+from tests.support.processors import Nop
 
 # ---- helpers -------------------------------------------------------------------------------------------------
 
@@ -65,10 +66,6 @@ def check_methods(cls, **signatures: tuple | int) -> None:
                       if p.name != "self" and p.kind in _POSITIONAL]
         required = [p for p in positional if p.default is p.empty]
         assert len(required) <= params <= len(positional), f"{cls.__name__}.{name} must take {params} argument(s)"
-
-
-class Nop(processors_package.Processor):
-    pass
 
 
 # ---- names: every contract name imports from its package ------------------------------------------------------

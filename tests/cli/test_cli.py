@@ -17,7 +17,7 @@ from jetspark_cli.main import main
 from jetspark_cli.target import TargetError, resolve
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(REPO / "examples"), str(REPO / "tests" / "examples")]
+sys.path[:0] = [str(REPO / "examples")]
 WORD_COUNT = str(REPO / "examples" / "word_count.py")
 TF_IDF = str(REPO / "examples" / "tf_idf.py")
 
@@ -259,7 +259,7 @@ def test_cli_when_run_word_count_on_sample_then_top_words_printed() -> None:
         [str(jetspark), "run", WORD_COUNT, "--master", "local[2]", "--top", "3"],
         capture_output=True, text=True, timeout=300, cwd=REPO,
     )
-    import reference
+    from tests.support import reference
 
     counts = reference.word_counts(REPO / "examples" / "data" / "books")
     assert done.returncode == 0, done.stderr[-3000:]

@@ -37,7 +37,7 @@ def fill(state, buf):
 
 
 def slow(x):
-    time.sleep(0.01)
+    time.sleep(0.01)  # a slow map (the behaviour): the job is still writing when interrupted
     return x
 
 

@@ -37,7 +37,7 @@ def stream_file(tmp_path: Path) -> Path:
         from processors import SourceBuilder, map_p, write_list_p
 
         def fill(state, buf):
-            time.sleep(0.05)
+            time.sleep(0.05)  # pacing the stream (the behaviour)
             for _ in range(5):
                 buf.add(state[0])
                 state[0] += 1

@@ -26,7 +26,7 @@ from edges import between
 from processors import SourceBuilder, map_p, noop_p
 
 def fill(state, buf):
-    time.sleep(0.05)
+    time.sleep(0.05)  # pacing the stream (the behaviour)
     for _ in range(5):
         buf.add(state[0])
         state[0] += 1

@@ -249,7 +249,7 @@ def test_cdc_when_job_restarts_mid_stream_then_every_change_reaches_the_sinks_ex
             postgres.query(f"insert into {table} values ({100 + i}, 'c', {i})")
             if i % 10 == 0:
                 postgres.query(f"update {table} set amount = amount + 1 where id = 1")
-            time.sleep(0.01)
+            time.sleep(0.01)  # pacing the changes (the behaviour): snapshots fall between them
         wait_for(lambda: job.metrics().restarts >= 1, 60, "the injected restart")
         # a last change after every other: the source emits in commit order, so once it is in the log, any
         # replayed change came before it (no fixed pause that a slow machine could outlast)

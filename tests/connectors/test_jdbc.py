@@ -19,8 +19,8 @@ from dag import DAG, Engine, EngineConfig, ExecutionMode, JobConfig, JobFailedEr
 from edges import between
 from pipeline import Pipeline, Sinks, Sources
 from processors import Inbox, write_list_p
-from tests.runtime.test_snapshots_pipelined import FailAt, _sequence
 from tests.support import counter_stream, free_base_port, numbers, running, unique, wait_for
+from tests.support.processors import FailAt, sequence
 
 pytestmark = pytest.mark.spark
 
@@ -174,7 +174,7 @@ def _until_marker(marker_dir: Path):
         for _ in range(20):
             buf.add(state["n"])
             state["n"] += 1
-        time.sleep(0.01)
+        time.sleep(0.01)  # pacing the source (the behaviour): it runs until the test says stop
 
     return SourceBuilder.batch("numbers", lambda ctx: {"n": 0}).fill_buffer_fn(fill).build()
 
@@ -215,7 +215,7 @@ def test_exactly_once_sink_when_restarted_then_each_row_once_and_no_prepared_tra
     """A plain INSERT into a primary key: a duplicate would fail the job; a loss shows in the content."""
     table, n = _table(postgres), 3000
     dag = DAG()
-    source = dag.new_vertex("sequence", _sequence(n))
+    source = dag.new_vertex("sequence", sequence(n))
     middle = dag.new_vertex("middle", lambda: FailAt([n // 3, 2 * n // 3], tmp_path, kill=kill), local_parallelism=2)
     sink = dag.new_vertex("jdbcSink", write_jdbc_p(f"insert into {table} values (%s, %s)", postgres.connection_fn(),
                                                    lambda i: (i, f"n{i}"), exactly_once=True), local_parallelism=2)

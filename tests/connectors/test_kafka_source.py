@@ -43,7 +43,7 @@ def _poll_all(procs, until, timeout=30.0, what="the records", settle=0.0):
     settled = time.monotonic() + settle
     while time.monotonic() < settled:
         step()
-        time.sleep(0.01)
+        time.sleep(0.01)  # an observation window (the behaviour): nothing more may arrive while settling
     return got
 
 

@@ -10,11 +10,8 @@ from dag import DAG, DagDescription, DagValidationError
 from dag.errors import DagError
 from dag.graph import GraphvizNotFoundError
 from edges import EdgeConfig, RoutingPolicy, between, from_
-from processors import Processor, ProcessorMetaSupplier
-
-
-class Nop(Processor):
-    pass
+from processors import ProcessorMetaSupplier
+from tests.support.processors import Nop
 
 
 def sample_dag() -> DAG:

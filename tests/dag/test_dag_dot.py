@@ -5,11 +5,8 @@ import pytest
 
 from dag import DAG, DagValidationError
 from edges import EdgeConfig, between, from_
-from processors import Processor, ProcessorMetaSupplier
-
-
-class Nop(Processor):
-    pass
+from processors import ProcessorMetaSupplier
+from tests.support.processors import Nop
 
 
 def jet_dot_test_dag() -> DAG:

@@ -4,11 +4,7 @@ import pytest
 
 from dag import DAG, CycleError, DagValidationError, Vertex
 from edges import between, from_
-from processors import Processor
-
-
-class Nop(Processor):
-    pass
+from tests.support.processors import Nop
 
 
 def dag_of(*names: str) -> tuple[DAG, list[Vertex]]:

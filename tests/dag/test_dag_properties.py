@@ -9,11 +9,8 @@ from hypothesis import strategies as st
 
 from dag import DAG, CycleError, DagDescription
 from edges import EdgeConfig, from_
-from processors import Processor, ProcessorMetaSupplier
-
-
-class Nop(Processor):
-    pass
+from processors import ProcessorMetaSupplier
+from tests.support.processors import Nop
 
 
 ROUTINGS = ["unicast", "isolated", "broadcast", "fanout", "partitioned", "all_to_one"]

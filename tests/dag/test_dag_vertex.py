@@ -3,11 +3,8 @@ from __future__ import annotations
 import pytest
 
 from dag import DAG, DagValidationError, Vertex
-from processors import Processor, ProcessorMetaSupplier
-
-
-class Nop(Processor):
-    pass
+from processors import ProcessorMetaSupplier
+from tests.support.processors import Nop
 
 
 class Preferring(ProcessorMetaSupplier):

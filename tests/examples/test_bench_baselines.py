@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE.parents[1] / "bench"), str(HERE)]
+sys.path[:0] = [str(HERE.parents[1] / "bench")]
 
 import baselines  # noqa: E402
-import reference  # noqa: E402
+from tests.support import reference  # noqa: E402
 
 BOOKS = HERE.parents[1] / "examples" / "data" / "books"
 STOPWORDS = baselines.read_stopwords(HERE.parents[1] / "examples" / "data" / "stopwords.txt")

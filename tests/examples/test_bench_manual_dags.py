@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE.parents[1] / "bench"), str(HERE.parents[1] / "examples"), str(HERE)]
+sys.path[:0] = [str(HERE.parents[1] / "bench"), str(HERE.parents[1] / "examples")]
 
 import manual_dags  # noqa: E402
-import reference  # noqa: E402
 import tf_idf  # noqa: E402
+from tests.support import reference  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -6,10 +6,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "processors"))
 
 import exactly_once_sink as example  # noqa: E402
-from snapshot_cycle import feed, restore, save, start  # noqa: E402
+from tests.support.snapshots import feed, restore, save, start  # noqa: E402
 
 from processors import Inbox  # noqa: E402
 

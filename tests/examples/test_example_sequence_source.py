@@ -11,24 +11,23 @@ from pathlib import Path
 import pytest
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[2] / "examples")]
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import sequence_source as seq  # noqa: E402
-from test_network_source import processor  # noqa: E402
 
 from dag import RestartableError  # noqa: E402
 from processors import Inbox  # noqa: E402
 from tests.support import complete_until  # noqa: E402
+from tests.support.snapshots import open_source  # noqa: E402
 
 
 def test_sequence_source_when_restored_then_emits_from_the_saved_offset() -> None:
-    proc, outbox = processor(seq.sequence_source(1000))
+    proc, outbox = open_source(seq.sequence_source(1000))
     first, _ = complete_until(proc, outbox, lambda items, done: len(items) >= 150)
     outbox.reset()
     assert proc.save_to_snapshot() is True
     saved = outbox.drain_snapshot()
     proc.close()
-    restored, restored_outbox = processor(seq.sequence_source(1000))
+    restored, restored_outbox = open_source(seq.sequence_source(1000))
     restored.restore_from_snapshot(Inbox(saved))
     assert restored.finish_snapshot_restore() is True
     rest, done = complete_until(restored, restored_outbox, lambda items, done: done)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sys
 import threading
-import time
 import uuid
 from pathlib import Path
 
@@ -42,7 +41,9 @@ def test_session_windows_when_run_then_sessions_match_plain_python(engine) -> No
     sessions = engine.get_list(list_name)
     with running(engine, sw.build_dag(map_name, list_name)) as job, generator:
         wait_for(lambda: job.metrics().total("click-source", "emittedCount") > 0, 180, "the source to emit")
-        time.sleep(4)
+        clicks = generator.generated
+        wait_for(lambda: sw.click_time(clicks[-1]) - sw.click_time(clicks[0]) >= 4000, 60,
+                 lambda: f"clicks spanning 4 s ({len(clicks)} so far)")
         generator.stop()
         expected = sw.sessionize(generator.generated)
         top = max(sw.click_time(c) for c in generator.generated)

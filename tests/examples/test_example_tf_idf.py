@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE.parents[1] / "examples"), str(HERE)]
+sys.path[:0] = [str(HERE.parents[1] / "examples")]
 
-import reference  # noqa: E402
 import tf_idf  # noqa: E402
 
 from edges import RoutingPolicy  # noqa: E402
 from processors import SAME_ITEMS_ANY_ORDER, verify_processor  # noqa: E402
+from tests.support import reference  # noqa: E402
 
 STOPWORDS = tf_idf.read_stopwords(tf_idf.STOPWORDS)
 
@@ -108,8 +108,7 @@ def test_tf_idf_when_sample_then_index_equals_reference(sample_index: dict, refe
 def test_tf_idf_when_pipelined_then_index_equals_staged_index(sample_index: dict, engine) -> None:
     from dag import ExecutionMode
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "runtime"))
-    from modes import ModeEngine
+    from tests.support.modes import ModeEngine
 
     pipelined = tf_idf.build_index(ModeEngine(engine, ExecutionMode.PIPELINED), tf_idf.BOOKS, tf_idf.STOPWORDS)
     assert pipelined.keys() == sample_index.keys()

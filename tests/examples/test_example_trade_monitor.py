@@ -8,7 +8,6 @@ import os
 import signal
 import sys
 import threading
-import time
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -85,7 +84,9 @@ def test_trade_monitor_when_run_then_window_counts_match_the_generated_trades(en
     generator = tm.TradeGenerator(engine.get_map(map_name), rate=200, tickers=tickers, seed=7)
     with running(engine, tm.build_dag(tmp_path, map_name=map_name)) as job, generator:
         wait_for(lambda: job.metrics().total("trade-source", "emittedCount") > 0, 180, "the source to emit")
-        time.sleep(tm.LAG_MS / 1000 + 2.5)  # the watermark (top timestamp - 3 s) passes a few windows
+        trades = generator.generated  # the watermark (top timestamp - 3 s) must pass a few windows
+        wait_for(lambda: trades[-1][1] - trades[0][1] >= tm.LAG_MS + 2500, 60,
+                 lambda: f"trades spanning the lag and a few windows ({len(trades)} so far)")
         generator.stop()
         # once the generator stops, the source goes idle after 3 s and forwards its top watermark
         top, by_line_key, must_have = windows_to_expect(generator.generated)
@@ -160,7 +161,8 @@ def test_trade_monitor_when_error_and_killed_worker_injected_then_every_window_l
             return (markers / "kill").exists() and job.metrics().restarts == 2
 
         wait_for(restarted_twice, 240, "both faults and restarts")
-        time.sleep(1.0)  # trades after the second restart
+        before = len(generator.generated)
+        wait_for(lambda: len(generator.generated) >= before + 200, 60, "trades after the second restart")
         generator.stop()
         _, by_line_key, must_have = windows_to_expect(generator.generated)
         # the idle source forwards its top watermark; the windows before it are published with a snapshot

@@ -1,5 +1,5 @@
 """examples/word_count.py: the manual's DAG shape, its tokenizer, and its result on the bundled sample checked
-against the independent reference computation (tests/examples/reference.py)."""
+against the independent reference computation (tests/support/reference.py)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE.parents[1] / "examples"), str(HERE)]
+sys.path[:0] = [str(HERE.parents[1] / "examples")]
 
-import reference  # noqa: E402
 import word_count  # noqa: E402
 
 from edges import RoutingPolicy  # noqa: E402
+from tests.support import reference  # noqa: E402
 
 
 def test_word_count_dag_when_built_then_has_the_manuals_shape() -> None:
@@ -72,8 +72,7 @@ def test_word_count_when_sample_then_equals_reference(engine) -> None:
 def test_word_count_when_pipelined_then_same_result_as_reference(engine) -> None:
     from dag import ExecutionMode
 
-    sys.path.insert(0, str(HERE.parent / "runtime"))
-    from modes import ModeEngine
+    from tests.support.modes import ModeEngine
 
     counts = word_count.count_words(ModeEngine(engine, ExecutionMode.PIPELINED), word_count.BOOKS)
     assert counts == dict(reference.word_counts(word_count.BOOKS))

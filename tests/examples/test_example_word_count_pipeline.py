@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE.parents[1] / "examples"), str(HERE)]
+sys.path[:0] = [str(HERE.parents[1] / "examples")]
 
-import reference  # noqa: E402
 import word_count  # noqa: E402
 import word_count_pipeline  # noqa: E402
 
 from edges import RoutingPolicy  # noqa: E402
+from tests.support import reference  # noqa: E402
 
 
 def test_books_pipeline_when_lowered_then_has_the_word_count_dags_shape() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from processors import Context, Inbox, Outbox, Watermark
+from processors import Inbox, Watermark
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 sys.path.insert(0, str(EXAMPLES))
@@ -16,21 +16,12 @@ sys.path.insert(0, str(EXAMPLES))
 import network_source  # noqa: E402
 
 from tests.support import complete_until, connect, free_base_port, port_is_free  # noqa: E402
-
-
-def processor(source, global_index=0, total=1, members=1):
-    local = total // members
-    (proc,) = source.get(list(range(members)))(global_index // local).get(1)
-    outbox = Outbox([1000], snapshot_capacity=10)
-    proc.init(outbox, Context(vertex_name="http-source", global_processor_index=global_index,
-                              local_processor_index=global_index % local, total_parallelism=total,
-                              local_parallelism=local))
-    return proc, outbox
+from tests.support.snapshots import open_source  # noqa: E402
 
 
 def test_step16_stream_source_when_client_sends_lines_then_emitted_and_completes_on_disconnect():
     base = free_base_port(1)
-    proc, outbox = processor(network_source.build_network_source(base))
+    proc, outbox = open_source(network_source.build_network_source(base))
     try:
         assert complete_until(proc, outbox, lambda items, done: True) == ([], False)  # no client yet: nothing, no end
         client = connect(base)
@@ -48,7 +39,7 @@ def test_step16_stream_source_when_client_sends_lines_then_emitted_and_completes
 
 def test_step17_timestamped_when_lines_start_with_time_then_watermarks_precede_items():
     base = free_base_port(1)
-    proc, outbox = processor(network_source.build_network_source(base, timestamped=True))
+    proc, outbox = open_source(network_source.build_network_source(base, timestamped=True))
     try:
         client = connect(base)
         client.sendall(b"1000,0.5,a\n900,0.1,b\n1500,0.2,c\n")
@@ -66,7 +57,7 @@ def test_step18_distributed_when_parallelism_two_then_each_processor_listens_on_
     total = 2 * members
     base = free_base_port(total)
     source = network_source.build_network_source(base, parallelism=2)
-    procs = [processor(source, g, total, members) for g in range(total)]
+    procs = [open_source(source, g, total, members) for g in range(total)]
     try:
         clients = [connect(base + g) for g in range(total)]
         for g, client in enumerate(clients):
@@ -84,7 +75,7 @@ def test_step18_distributed_when_parallelism_two_then_each_processor_listens_on_
 def test_step19_fault_tolerant_when_restored_then_each_processor_takes_its_own_count():
     base = free_base_port(2)
     source = network_source.build_network_source(base, parallelism=2, fault_tolerant=True)
-    procs = [processor(source, g, 2) for g in range(2)]
+    procs = [open_source(source, g, 2) for g in range(2)]
     try:
         clients = [connect(base + g) for g in range(2)]
         clients[1].sendall(b"x\ny\n")
@@ -99,7 +90,7 @@ def test_step19_fault_tolerant_when_restored_then_each_processor_takes_its_own_c
             proc.close()
         for client in clients:
             client.close()
-    restored = [processor(source, g, 2) for g in range(2)]
+    restored = [open_source(source, g, 2) for g in range(2)]
     try:
         for proc, _ in restored:
             proc.restore_from_snapshot(Inbox(list(saved)))
@@ -112,12 +103,12 @@ def test_step19_fault_tolerant_when_restored_then_each_processor_takes_its_own_c
 
 
 def test_step19_sequence_source_when_restored_then_resumes_where_the_snapshot_left_it():
-    proc, outbox = processor(network_source.build_sequence_source())
+    proc, outbox = open_source(network_source.build_sequence_source())
     first, _ = complete_until(proc, outbox, lambda items, done: len(items) >= 5)
     outbox.reset()
     assert proc.save_to_snapshot() is True
     saved = outbox.drain_snapshot()
-    fresh, fresh_outbox = processor(network_source.build_sequence_source())
+    fresh, fresh_outbox = open_source(network_source.build_sequence_source())
     fresh.restore_from_snapshot(Inbox(saved))
     fresh.finish_snapshot_restore()
     again, _ = complete_until(fresh, fresh_outbox, lambda items, done: len(items) >= 3)
@@ -126,7 +117,7 @@ def test_step19_sequence_source_when_restored_then_resumes_where_the_snapshot_le
 
 def test_network_source_when_closed_before_any_client_then_port_released():
     base = free_base_port(1)
-    proc, _ = processor(network_source.build_network_source(base))
+    proc, _ = open_source(network_source.build_network_source(base))
     assert not port_is_free(base)
     proc.close()
     assert port_is_free(base)

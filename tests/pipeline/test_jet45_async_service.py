@@ -35,7 +35,7 @@ class Slow:
         return future
 
     def _answer(self, x, seen):
-        time.sleep(random.random() / 200)
+        time.sleep(random.random() / 200)  # the service's latency (the behaviour): answers come out of order
         with self.lock:
             self.in_flight -= 1
         return (x * 10, seen)

@@ -11,8 +11,8 @@ import pytest
 from dag import ExecutionMode, JobConfig, JobFailedError, ProcessingGuarantee
 from pipeline import Pipeline, Sinks, TestSources
 from processors import ProcessorMetaSupplier
-from tests.runtime.test_snapshots_pipelined import FailAt, _sequence
 from tests.support import unique
+from tests.support.processors import FailAt, sequence
 
 pytestmark = pytest.mark.spark
 
@@ -73,7 +73,7 @@ def test_map_with_merging_when_restarted_from_snapshot_under_exactly_once_then_e
     name = unique("eo-merged")
     marker = tmp_path / f"item-{n // 2}"
     p = Pipeline.create()
-    (p.read_from(_sequence(n, until=marker.exists))  # the source ends only after the injected failure
+    (p.read_from(sequence(n, until=marker.exists))  # the source ends only after the injected failure
      .custom_transform("fail-once", ProcessorMetaSupplier.of(
          lambda: FailAt([n // 2], tmp_path, after_commit=True), preferred_local_parallelism=1))
      .write_to(Sinks.map_with_merging(name, lambda x: x % 3, lambda x: x, lambda a, b: a + b)))

@@ -9,28 +9,15 @@ import pytest
 from dag import CancellationError, ExecutionMode, JobConfig, JobFailedError
 from pipeline import Pipeline, Sinks, TestSources
 from tests.support import running, unique, wait_for
+from tests.support.processors import RecordingObserver
 
 pytestmark = pytest.mark.spark
-
-
-class _Recorder:
-    def __init__(self):
-        self.items, self.errors, self.completed = [], [], 0
-
-    def on_next(self, item):
-        self.items.append(item)
-
-    def on_error(self, error):
-        self.errors.append(error)
-
-    def on_complete(self):
-        self.completed += 1
 
 
 @pytest.mark.parametrize("mode", [ExecutionMode.STAGED, ExecutionMode.PIPELINED])
 def test_observable_when_job_completes_then_observers_future_and_iteration_get_results(engine, mode) -> None:
     observable = engine.new_observable()
-    recorder = _Recorder()
+    recorder = RecordingObserver()
     observable.add_observer(recorder)
     future = observable.to_future(lambda items: sorted(items))
     p = Pipeline.create()
@@ -47,7 +34,7 @@ def test_observable_when_job_completes_then_observers_future_and_iteration_get_r
 
 def test_observable_when_job_fails_then_future_and_observer_get_the_error(engine) -> None:
     name = unique("failing-obs")
-    recorder = _Recorder()
+    recorder = RecordingObserver()
     engine.get_observable(name).add_observer(recorder)
     future = engine.get_observable(name).to_future(list)
     p = Pipeline.create()
@@ -62,7 +49,7 @@ def test_observable_when_job_fails_then_future_and_observer_get_the_error(engine
 
 def test_observable_when_stream_job_runs_then_results_arrive_live_and_cancel_is_an_error(engine) -> None:
     observable = engine.new_observable(unique("live"))
-    recorder = _Recorder()
+    recorder = RecordingObserver()
     observable.add_observer(recorder)
     p = Pipeline.create()
     (p.read_from(TestSources.item_stream(50, lambda ts, seq: seq)).without_timestamps()

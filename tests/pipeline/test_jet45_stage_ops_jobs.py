@@ -12,8 +12,8 @@ import pytest
 from dag import Engine, EngineConfig, ExecutionMode, JobConfig, ProcessingGuarantee
 from pipeline import JoinClause, Pipeline, ServiceFactories, Sinks, TestSources, TimestampedItem, WindowDefinition
 from processors import ProcessorMetaSupplier, counting
-from tests.runtime.test_snapshots_pipelined import FailAt, _sequence
 from tests.support import running, unique, wait_for
+from tests.support.processors import FailAt, sequence
 
 pytestmark = pytest.mark.spark
 
@@ -122,7 +122,7 @@ def test_keyed_map_stateful_when_restarted_from_snapshot_then_running_sums_conti
     out = unique("restart")
     marker = tmp_path / f"item-{n // 2}"
     p = Pipeline.create()
-    (p.read_from(_sequence(n, until=marker.exists))  # the source ends only after the injected failure
+    (p.read_from(sequence(n, until=marker.exists))  # the source ends only after the injected failure
      .custom_transform("fail-once", ProcessorMetaSupplier.of(
          lambda: FailAt([n // 2], tmp_path, after_commit=True), preferred_local_parallelism=1))
      .grouping_key(lambda x: x % 3)

@@ -15,6 +15,8 @@ from processors.api.inbox import Inbox
 from processors.api.outbox import Outbox
 from processors.windowing.session_window import CURRENT_WATERMARK
 
+from tests.support.processors import RememberingSupplier
+
 W = Watermark
 
 
@@ -30,21 +32,12 @@ def sessions(key):
     return [WindowResult(1, 22, key, 3), WindowResult(30, 50, key, 3)]
 
 
-class Recorder:
-    def __init__(self, supplier):
-        self.supplier, self.made = supplier, []
-
-    def __call__(self):
-        self.made.append(self.supplier())
-        return self.made[-1]
-
-
 @pytest.mark.parametrize("seed", [None] + list(range(10)))
 def test_session_window_when_one_key_ordered_or_shuffled_then_two_sessions(seed):
     items = events("a")
     if seed is not None:
         random.Random(seed).shuffle(items)
-    recorder = Recorder(session_p())
+    recorder = RememberingSupplier(session_p())
     verify_processor(recorder).disable_complete_call().output_checker(SAME_ITEMS_ANY_ORDER).input(
         items + [W(100)]).expect_output(sessions("a") + [W(100)])
     final = recorder.made[-1]

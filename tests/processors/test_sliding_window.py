@@ -16,6 +16,8 @@ from processors.api.inbox import Inbox
 from processors.api.outbox import Outbox
 from processors.windowing.sliding_window import NEXT_WIN_TO_EMIT
 
+from tests.support.processors import RememberingSupplier
+
 W = Watermark
 KEY = 77
 
@@ -29,19 +31,6 @@ def summing_op(deduct: bool) -> AggregateOperation:
                               (lambda a, b: a - b) if deduct else None)
 
 
-class Recorder:
-    """A supplier remembering its processors, so a test can look at the final state."""
-
-    def __init__(self, supplier):
-        self.supplier = supplier
-        self.made = []
-
-    def __call__(self):
-        processor = self.supplier()
-        self.made.append(processor)
-        return processor
-
-
 def run_sliding(events, watermarks_and_order, expected, two_stage, deduct, complete=False):
     """``events``: (frame, value) pairs; ``watermarks_and_order``: the input after the events as W(n) items."""
     policy = sliding_win_policy(4, 1)
@@ -52,7 +41,7 @@ def run_sliding(events, watermarks_and_order, expected, two_stage, deduct, compl
     else:
         supplier = aggregate_to_sliding_window_p([lambda e: KEY], [entry_key], TimestampKind.EVENT, policy, op)
         items = [entry(frame - 1, value) for frame, value in events]
-    recorder = Recorder(supplier)
+    recorder = RememberingSupplier(supplier)
     verifier = verify_processor(recorder).input(items + watermarks_and_order)
     if not complete:
         verifier.disable_complete_call()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from snapshot_cycle import by_key, complete, emitted, feed, restore, save, start
+from tests.support.snapshots import by_key, complete, emitted, feed, restore, save, start
 
 from dag.errors import ProcessorContractError
 from dag.runtime.pipelined.snapshot_routing import RestoreRouter

@@ -87,7 +87,7 @@ def test_stream_socket_when_server_sends_in_pieces_then_lines_and_complete_on_cl
     def handler(conn):
         for piece in (b"al", b"pha\r", b"\nbe", "ta\ngam\u00e9".encode()[:-1], "\u00e9".encode()[-1:] + b"\nrest"):
             conn.sendall(piece)
-            time.sleep(0.02)
+            time.sleep(0.02)  # pacing (the behaviour): each piece arrives on its own
         ready.wait(5)
 
     server = _Server(handler)
@@ -163,7 +163,7 @@ def test_stream_files_when_two_files_interleaved_and_glob_then_only_matching(tmp
         _append(tmp_path / "a.txt", f"a{i}\n")
         _append(tmp_path / "b.txt", f"b{i}\n")
     items, _ = complete_until(proc, outbox, lambda items, done: len(items) >= 20)
-    time.sleep(0.15)
+    time.sleep(0.15)  # stream_files_p's poll interval (0.05 s) passes (the behaviour): the next complete() scans
     outbox.reset()
     proc.complete()
     assert items + outbox.drain(0) == [f"a{i}" for i in range(20)]
@@ -182,8 +182,7 @@ def test_stream_files_when_line_written_in_pieces_then_emitted_whole(tmp_path):
     proc, outbox = _processor(stream_files_p(tmp_path))
     _append(tmp_path / "a.txt", "incomplete1")
     _append(tmp_path / "b.txt", "incomplete2")
-    complete_until(proc, outbox, lambda items, done: True)
-    time.sleep(0.1)
+    complete_until(proc, outbox, lambda items, done: True)  # the first scan reads the incomplete lines
     _append(tmp_path / "a.txt", " complete1\n")
     _append(tmp_path / "b.txt", " complete2\n")
     items, _ = complete_until(proc, outbox, lambda items, done: len(items) >= 2)
@@ -194,10 +193,9 @@ def test_stream_files_when_file_rewritten_in_place_then_no_items_and_deleted_fil
     _append(tmp_path / "a.txt", _lines(10))
     proc, outbox = _processor(stream_files_p(tmp_path))
     _append(tmp_path / "a.txt", _lines(10, "LINE"), mode="r+")  # same size, overwritten from byte 0
-    time.sleep(0.1)
     assert complete_until(proc, outbox, lambda items, done: True)[0] == []
     os.remove(tmp_path / "a.txt")
-    time.sleep(0.1)
+    time.sleep(0.1)  # stream_files_p's poll interval (0.05 s) passes (the behaviour): the next complete() scans
     assert complete_until(proc, outbox, lambda items, done: True)[0] == []  # the deletion is noticed
     _append(tmp_path / "a.txt", "fresh\n")
     items, _ = complete_until(proc, outbox, lambda items, done: len(items) >= 1)

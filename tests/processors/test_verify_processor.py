@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from dag.errors import ProcessorContractError
@@ -18,6 +16,7 @@ from processors import (
 )
 from processors.api.processor import BatchTransform
 from processors.testing import TestMode
+from tests.support.processors import EmitsNone, Slow, Tag
 
 
 class Double(AbstractProcessor):
@@ -137,11 +136,6 @@ def test_verify_processor_when_processor_ignores_refused_offer_then_assertion_er
         verify_processor(IgnoresRefusal).input([1, 2]).expect_output([1, 101, 2, 102])
     assert not isinstance(err.value, ProcessorContractError)  # Jet's TestSupport fails with an AssertionError
     assert any("verify_processor mode" in note for note in err.value.__notes__)
-
-
-class EmitsNone(AbstractProcessor):
-    def try_process0(self, item):
-        return self.try_emit(None)
 
 
 class EmitsToOrdinal3(AbstractProcessor):
@@ -328,18 +322,17 @@ def test_verify_processor_calls_process_again_with_full_outbox():
 
 
 def test_verify_processor_inputs_round_robin_and_priorities():
-    class Tag(AbstractProcessor):
-        def try_process_any(self, ordinal, item):
-            return self.try_emit((ordinal, item))
+    def ordinal_tag():
+        return Tag("ordinal", "item")
 
-    verify_processor(Tag).disable_snapshots().inputs([[1, 2], ["a", "b"]]).expect_output(
+    verify_processor(ordinal_tag).disable_snapshots().inputs([[1, 2], ["a", "b"]]).expect_output(
         [(0, 1), (1, "a"), (0, 2), (1, "b")]
     )
-    verify_processor(Tag).disable_snapshots().inputs([[1, 2], ["a", "b"]], priorities=[1, 0]).expect_output(
+    verify_processor(ordinal_tag).disable_snapshots().inputs([[1, 2], ["a", "b"]], priorities=[1, 0]).expect_output(
         [(1, "a"), (1, "b"), (0, 1), (0, 2)]
     )
     with pytest.raises(ValueError, match="Number of inputs must be equal to number of priorities"):
-        verify_processor(Tag).inputs([[1]], priorities=[0, 1])
+        verify_processor(ordinal_tag).inputs([[1]], priorities=[0, 1])
 
 
 def test_verify_processor_expect_outputs_per_ordinal():
@@ -365,20 +358,16 @@ def test_verify_processor_batch_transform_via_process():
 
 
 def test_verify_processor_cooperative_timeout():
-    class Slow(AbstractProcessor):
-        def try_process0(self, item):
-            time.sleep(0.03)
-            return True
+    def slow():  # 30 ms a process() call: longer than the cooperative timeout
+        return Slow(0.03)
+
+    def slow_non_cooperative():
+        return Slow(0.03, cooperative=False)
 
     with pytest.raises(AssertionError, match=r"took .*ms, it should be <20ms"):
-        verify_processor(Slow).cooperative_timeout(20).disable_snapshots().input([1]).expect_output([])
-    verify_processor(Slow).cooperative_timeout(0).disable_snapshots().input([1]).expect_output([])
-
-    class SlowNonCooperative(Slow):
-        def is_cooperative(self):
-            return False
-
-    verify_processor(SlowNonCooperative).cooperative_timeout(20).disable_snapshots().input([1]).expect_output([])
+        verify_processor(slow).cooperative_timeout(20).disable_snapshots().input([1]).expect_output([])
+    verify_processor(slow).cooperative_timeout(0).disable_snapshots().input([1]).expect_output([])
+    verify_processor(slow_non_cooperative).cooperative_timeout(20).disable_snapshots().input([1]).expect_output([])
 
 
 def test_verify_processor_closes_processors_and_supplier():

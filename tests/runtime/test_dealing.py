@@ -9,18 +9,9 @@ import pytest
 from dag import DAG, Engine, EngineConfig
 from edges import between, from_
 from processors import AbstractProcessor, read_map_p, write_list_p
+from tests.support.processors import Tag
 
 pytestmark = pytest.mark.spark
-
-
-class Tag(AbstractProcessor):
-    """Emits (entry, global processor index)."""
-
-    def init_processor(self, context):
-        self.index = context.global_processor_index
-
-    def try_process0(self, item):
-        return self.try_emit((item, self.index))
 
 
 def _run(engine, deal, wire, note):

@@ -14,10 +14,10 @@ from dag.errors import DagValidationError
 from dag.runtime.common.sharing import check_alive
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(REPO / "examples"), str(REPO / "tests" / "examples")]
+sys.path[:0] = [str(REPO / "examples")]
 
-import reference  # noqa: E402
 import word_count  # noqa: E402
+from tests.support import reference  # noqa: E402
 
 
 @pytest.mark.spark

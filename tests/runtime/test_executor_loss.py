@@ -161,7 +161,7 @@ def sequence(count):
                 return
             buf.add(state["n"])
             state["n"] += 1
-        time.sleep(0.01)
+        time.sleep(0.01)  # pacing the source (the behaviour)
 
     def restore(state, saved):
         state["n"] = saved[0]

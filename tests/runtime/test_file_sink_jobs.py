@@ -58,7 +58,7 @@ def test_write_file_when_one_processor_fails_then_no_processor_publishes(engine,
 
 class SlowStr(AbstractProcessor):
     def try_process0(self, item):
-        time.sleep(0.002)
+        time.sleep(0.002)  # a slow processor (the behaviour): the job is mid-write when cancelled
         return self.try_emit(str(item))
 
 
@@ -71,17 +71,14 @@ def test_write_file_when_cancelled_mid_write_then_nothing_published_now_or_later
     w = dag.new_vertex("write", write_file_p(out), local_parallelism=2)
     dag.edge(between(s, m)).edge(between(m, w))
     job = engine.new_job(dag)
-    deadline = time.time() + 60
-    while not (out.is_dir() and any(n.startswith(".") for n in os.listdir(out))) and time.time() < deadline:
-        time.sleep(0.05)
-    assert out.is_dir(), "the sink never started"
-    time.sleep(1.0)
+    wait_for(lambda: out.is_dir() and any(n.startswith(".") for n in os.listdir(out)), 60,
+             lambda: f"the sink's staged files in {out} (job {job.status})")
     job.cancel()
     with pytest.raises(JobFailedError, match="cancelled"):
         job.join(timeout=120)
     assert job.status is JobStatus.FAILED
     assert os.listdir(out) == []  # no final file, no staged file
-    time.sleep(3.0)  # a task still running after join() would show up now
+    time.sleep(3.0)  # an observation window (the behaviour): a task still running after join() would show up now
     assert os.listdir(out) == []
 
 
@@ -94,13 +91,13 @@ def _burst_then_idle(count):
                 buf.add(state["n"])
                 state["n"] += 1
         else:
-            time.sleep(0.01)
+            time.sleep(0.01)  # idling (the behaviour): an idle stream source
 
     return SourceBuilder.stream("burst", lambda ctx: {"n": 0}).fill_buffer_fn(fill).build()
 
 
 def test_write_file_when_stream_job_runs_then_lines_appear_live_and_stay_after_cancel(engine, tmp_path):
-    from tests.runtime.test_pipelined import channel_closed, stray_jetspark_threads, worker_threads
+    from tests.support import channel_closed, stray_jetspark_threads, worker_threads
 
     out = tmp_path / "out"
     out.mkdir()

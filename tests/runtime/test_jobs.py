@@ -23,21 +23,10 @@ from processors import (
     write_list_p,
     write_map_p,
 )
-from tests.support import numbers, unique
+from tests.support import numbers, unique, wait_for
+from tests.support.processors import Emit, EmitsNone, Slow
 
 pytestmark = pytest.mark.spark
-
-
-class Emit(AbstractProcessor):
-    def __init__(self, items):
-        super().__init__()
-        self.all = items
-
-    def init_processor(self, context):
-        self.items = traverse_iterable(self.all if context.global_processor_index == 0 else [])
-
-    def complete(self):
-        return self.emit_from_traverser(self.items)
 
 
 class Recorder(AbstractProcessor):
@@ -159,11 +148,6 @@ def test_failure_when_processor_raises_then_job_failed_error_names_vertex_index_
     assert sorted(engine.get_list(out)) == list(range(5))
 
 
-class EmitsNone(AbstractProcessor):
-    def try_process0(self, item):
-        return self.try_emit(None)
-
-
 def test_failure_when_processor_emits_none_then_contract_error_reported(engine):
     src = numbers(engine, 3)
     dag = DAG()
@@ -207,12 +191,6 @@ def test_driver_map_round_trip_then_entries_sliced_and_written(engine):
     assert engine.get_map(out) == {f"k{i}": i + 1 for i in range(7)}
 
 
-class Slow(AbstractProcessor):
-    def try_process0(self, item):
-        time.sleep(0.5)
-        return True
-
-
 def test_job_when_started_then_named_listed_and_status_completes(engine):
     src = numbers(engine, 2)
     name = unique("named")
@@ -232,10 +210,9 @@ def test_job_when_cancelled_then_fails_as_cancelled(engine):
     w = dag.new_vertex("slow", Slow, local_parallelism=1)
     dag.edge(between(s, w))
     job = engine.new_job(dag)
-    deadline = time.time() + 60
-    while job.status is not JobStatus.RUNNING and time.time() < deadline:
-        time.sleep(0.05)
-    time.sleep(1.0)
+    tracker = engine.spark.sparkContext.statusTracker()
+    wait_for(lambda: job.status is JobStatus.RUNNING and tracker.getActiveStageIds(), 60,
+             lambda: f"the job RUNNING with a Spark stage active (status {job.status})")
     job.cancel()
     with pytest.raises(JobFailedError, match="cancelled"):
         job.join(timeout=60)
@@ -302,15 +279,19 @@ def test_progress_when_enabled_then_prints_stage_lines(engine, capsys, tmp_path)
     w = dag.new_vertex("slow", lambda: WaitsForFile(release), local_parallelism=1)
     dag.edge(between(s, w))
     job = eng.new_job(dag, JobConfig(name=unique("progress")))
-    err, deadline = "", time.monotonic() + 60
+    printed = []
+
+    def running_line() -> bool:
+        printed.append(capsys.readouterr().err)
+        return " tasks (1 running)" in "".join(printed)
+
     try:  # Spark's status tracker lags its listener bus, by seconds after busy tests: wait for the line
-        while " tasks (1 running)" not in err and time.monotonic() < deadline:
-            time.sleep(0.1)
-            err += capsys.readouterr().err
+        wait_for(running_line, 60, lambda: f"a ' tasks (1 running)' progress line; printed {''.join(printed)!r}",
+                 interval=0.1)
     finally:
         open(release, "w").close()
     job.join()
-    err += capsys.readouterr().err
+    err = "".join(printed) + capsys.readouterr().err
     assert f"[{job.name}] numbers, slow: count() (runs the sink processors)" in err
     assert f"[{job.name}] stage " in err and " tasks (1 running)" in err
 

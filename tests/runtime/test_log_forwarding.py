@@ -12,9 +12,9 @@ import pytest
 from dag import DAG
 from dag.runtime.common.jobchannel import JobChannel
 from dag.runtime.common.logforward import forwarding, reemit, register_log_topics
-from modes import MODES, ModeEngine
 from edges import between
 from processors import AbstractProcessor, map_p, peek_input_p, read_list_p, write_list_p, write_logger_p
+from tests.support.modes import MODES, ModeEngine
 
 
 class Collect(logging.Handler):

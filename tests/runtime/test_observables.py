@@ -10,25 +10,13 @@ import pytest
 from dag.runtime.common.driver_collections import DriverCollections
 from dag.runtime.common.observables import Observable, ReliableTopic
 
-
-class _Recorder:
-    def __init__(self):
-        self.events = []
-
-    def on_next(self, item):
-        self.events.append(("next", item))
-
-    def on_error(self, error):
-        self.events.append(("error", str(error)))
-
-    def on_complete(self):
-        self.events.append(("complete",))
+from tests.support.processors import RecordingObserver
 
 
 def test_observer_when_added_late_then_gets_kept_events_then_live_ones_in_order():
     obs = Observable("o")
     obs.publish([1, 2])
-    early, late = _Recorder(), _Recorder()
+    early, late = RecordingObserver(), RecordingObserver()
     obs.add_observer(early)
     obs.publish([3])
     obs.add_observer(late)
@@ -38,7 +26,7 @@ def test_observer_when_added_late_then_gets_kept_events_then_live_ones_in_order(
 
 
 def test_observer_when_it_raises_then_others_still_get_every_event():
-    obs, rec = Observable("o"), _Recorder()
+    obs, rec = Observable("o"), RecordingObserver()
     obs.add_observer(lambda item: 1 / 0)
     obs.add_observer(rec)
     obs.publish(["a"])

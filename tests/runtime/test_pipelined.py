@@ -3,33 +3,18 @@ flight, and that a job leaves no thread or socket behind on the driver or in the
 
 from __future__ import annotations
 
-import threading
 import time
 
 import pytest
 
 from dag import CancellationError, DAG, DagValidationError, ExecutionMode, JobConfig, JobFailedError, JobStatus
 from edges import between
-from processors import AbstractProcessor, Processor, Watermark, map_p, read_list_p, write_list_p
-from tests.support import running, unique, wait_for
+from processors import AbstractProcessor, Watermark, map_p, read_list_p, write_list_p
+from tests.support import channel_closed, running, stray_jetspark_threads, unique, wait_for, worker_threads
+from tests.support.processors import Endless
 
 pytestmark = pytest.mark.spark
 PIPELINED = JobConfig(execution_mode=ExecutionMode.PIPELINED)
-
-
-class Endless(Processor):
-    """A source that emits a counter for ever (a stream that never completes)."""
-
-    def init(self, outbox, context):
-        self.outbox, self.n = outbox, 0
-
-    def complete(self):
-        while self.outbox.offer(self.n):
-            self.n += 1
-            if self.n % 100 == 0:
-                time.sleep(0.001)
-                return False
-        return False
 
 
 class FailOn(AbstractProcessor):
@@ -37,34 +22,6 @@ class FailOn(AbstractProcessor):
         if item == 57:
             raise ValueError("cannot take 57")
         return self.try_emit(item)
-
-
-def stray_jetspark_threads():
-    return [t.name for t in threading.enumerate() if t.name.startswith("jetspark-") and t.is_alive()
-            and not t.name.startswith("jetspark-channel")]
-
-
-def channel_closed(job):
-    """The job's driver channel no longer listens (py4j's own pooled sockets are Spark's, not the job's)."""
-    import socket
-
-    try:
-        socket.create_connection(job._state.channel.ref.address, timeout=2).close()  # noqa: SLF001
-    except OSError:
-        return True
-    return False
-
-
-def worker_threads(engine):
-    """Names of jetspark threads alive in the Python workers (one probe task per slot)."""
-    sc = engine.spark.sparkContext
-
-    def probe(_):
-        import threading as th
-
-        return [[t.name for t in th.enumerate() if t.name.startswith("jetspark-")]]
-
-    return [n for names in sc.parallelize(range(2), 2).mapPartitions(probe).collect() for n in names]
 
 
 def endless_dag(sink_name):

@@ -25,8 +25,8 @@ import pytest
 from dag import DAG, ExecutionMode, JobConfig, JobFailedError, JobStatus, ProcessingGuarantee
 from edges import between
 from processors import AbstractProcessor, SourceBuilder, write_file_p, write_list_p
-from tests.runtime.test_pipelined import Endless, channel_closed, stray_jetspark_threads, worker_threads
-from tests.support import counter_stream, running, wait_for
+from tests.support import channel_closed, counter_stream, running, stray_jetspark_threads, wait_for, worker_threads
+from tests.support.processors import Endless
 
 pytestmark = pytest.mark.spark
 FAIL_WITHIN = 60.0  # seconds from the fault to join()'s error, generous for a loaded 2-core machine

@@ -10,8 +10,9 @@ import pytest
 
 from dag import DAG, Engine, EngineConfig
 from edges import Partitioner, between, from_
-from modes import MODES, ModeEngine
-from processors import AbstractProcessor, traverse_iterable, write_list_p
+from processors import write_list_p
+from tests.support.modes import MODES, ModeEngine
+from tests.support.processors import Emit, Tag
 
 pytestmark = pytest.mark.spark
 
@@ -20,30 +21,6 @@ pytestmark = pytest.mark.spark
 def engine(request, engine):
     """The shared engine, every job run in STAGED and again in PIPELINED mode (same expected results)."""
     return ModeEngine(engine, request.param)
-
-
-class Emit(AbstractProcessor):
-    """Source: processor g emits ``per_processor[g]``."""
-
-    def __init__(self, per_processor):
-        super().__init__()
-        self.per_processor = per_processor
-
-    def init_processor(self, context):
-        self.items = traverse_iterable(self.per_processor.get(context.global_processor_index, []))
-
-    def complete(self):
-        return self.emit_from_traverser(self.items)
-
-
-class Tag(AbstractProcessor):
-    """Emits ``(global processor index, inbound ordinal, item)`` for every item received."""
-
-    def init_processor(self, context):
-        self.index = context.global_processor_index
-
-    def try_process_any(self, ordinal, item):
-        return self.try_emit((self.index, ordinal, item))
 
 
 def lists(count, size=6):
@@ -55,7 +32,7 @@ def run_routing(engine, per_processor, up_lp, down_lp, configure, down_inputs=No
     name = f"routing-{uuid.uuid4().hex}"
     dag = DAG()
     up = dag.new_vertex("up", lambda: Emit(per_processor), local_parallelism=up_lp)
-    down = dag.new_vertex("down", Tag, local_parallelism=down_lp)
+    down = dag.new_vertex("down", lambda: Tag("index", "ordinal", "item"), local_parallelism=down_lp)
     sink = dag.new_vertex("sink", write_list_p(name))
     dag.edge(configure(between(up, down))).edge(between(down, sink))
     engine.new_job(dag).join()
@@ -207,7 +184,7 @@ def test_two_partitioned_inputs_then_equal_keys_meet_in_one_processor(engine):
     dag = DAG()
     a = dag.new_vertex("left", lambda: Emit(left), local_parallelism=2)
     b = dag.new_vertex("right", lambda: Emit(right), local_parallelism=3)
-    j = dag.new_vertex("join", Tag, local_parallelism=4)
+    j = dag.new_vertex("join", lambda: Tag("index", "ordinal", "item"), local_parallelism=4)
     s = dag.new_vertex("sink", write_list_p(name))
     key = lambda item: item[1]  # noqa: E731
     dag.edge(from_(a).to(j, 0).partitioned(key)).edge(from_(b).to(j, 1).partitioned(key)).edge(between(j, s))

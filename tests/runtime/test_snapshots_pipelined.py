@@ -10,9 +10,7 @@ user exception fails the job under every guarantee.
 from __future__ import annotations
 
 import logging
-import os
 import random
-import signal
 import time
 from collections import Counter
 from pathlib import Path
@@ -23,9 +21,10 @@ from dag import (DAG, Engine, EngineConfig, ExecutionMode, JobConfig, JobFailedE
                  RestartableError)
 from dag.runtime.job import JobStatus
 from edges import between
-from processors import (AbstractProcessor, Processor, SourceBuilder, aggregate_by_key_p, counting, write_file_p,
+from processors import (AbstractProcessor, Processor, aggregate_by_key_p, counting, write_file_p,
                         write_list_p)
-from tests.support import counter_stream, running, wait_for
+from tests.support import counter_stream, once, running, wait_for
+from tests.support.processors import FailAt, sequence
 
 pytestmark = pytest.mark.spark
 
@@ -40,75 +39,9 @@ def _config(guarantee, **kw):
                      snapshot_interval_ms=kw.pop("snapshot_interval_ms", 100), **kw)
 
 
-def _sequence(count: int, per_fill: int = 30, until=None):
-    """The tutorial's fault-tolerant sequence source, bounded; slow enough to span several snapshots. With
-    ``until``, it completes only once ``until()`` is true (so a test can wait for a snapshot phase)."""
-
-    def fill(state, buf):
-        for _ in range(per_fill):
-            if state["n"] >= count:
-                if until is None or until():
-                    buf.close()
-                time.sleep(0.01)
-                return
-            buf.add(state["n"])
-            state["n"] += 1
-        time.sleep(0.002)
-
-    def restore(state, saved):
-        state["n"] = saved[0]
-
-    return (SourceBuilder.batch("sequence", lambda ctx: {"n": 0}).fill_buffer_fn(fill)
-            .create_snapshot_fn(lambda state: state["n"]).restore_snapshot_fn(restore).build())
-
-
-def _once(marker: Path) -> bool:
-    """True the first time it is called for ``marker`` (across processes)."""
-    try:
-        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-    except FileExistsError:
-        return False
-    os.close(fd)
-    return True
-
-
-class FailAt(AbstractProcessor):
-    """Passes items on; at each item in ``points`` raises ``error`` once (``kill``: kills its Python worker).
-    ``after_commit``: once a snapshot completed (its phase 2 reached this processor) after the point passed, also
-    while no item comes, so that the restart is from a snapshot whatever the timing."""
-
-    def __init__(self, points, markers: Path, error=RestartableError, kill=False, after_commit=False):
-        super().__init__()
-        self.points, self.markers, self.error, self.kill = set(points), markers, error, kill
-        self.after_commit, self.committed, self.top = after_commit, False, -1
-
-    def snapshot_commit_finish(self, success):
-        self.committed = self.committed or success
-        return True
-
-    def _due(self, item):
-        if not self.after_commit:
-            return item in self.points and _once(self.markers / f"item-{item}")
-        self.top = max(self.top, item)
-        due = [p for p in self.points if p <= self.top] if self.committed else []
-        return bool(due) and _once(self.markers / f"item-{min(due)}")
-
-    def try_process(self):
-        if self.after_commit and self._due(self.top):
-            raise self.error(f"injected after item {self.top}")
-        return True
-
-    def try_process0(self, item):
-        if self._due(item):
-            if self.kill:
-                os.kill(os.getpid(), signal.SIGKILL)
-            raise self.error(f"injected at item {item}")
-        return self.try_emit(item)
-
-
 def _pipeline(sink_supplier, middle, count=N, until=None):
     dag = DAG()
-    source = dag.new_vertex("sequence", _sequence(count, until=until))
+    source = dag.new_vertex("sequence", sequence(count, until=until))
     mid = dag.new_vertex("middle", middle, local_parallelism=2)
     sink = dag.new_vertex("sink", sink_supplier, local_parallelism=1)
     dag.edge(between(source, mid))
@@ -185,7 +118,7 @@ class FlakySave(AbstractProcessor):
         return self.try_emit(item)
 
     def save_to_snapshot(self):
-        if self.count > 0 and _once(self.markers / f"save-{self.index}"):
+        if self.count > 0 and once(self.markers / f"save-{self.index}"):
             raise RestartableError("disk full while saving")
         return self.try_emit_to_snapshot(("count", self.index), self.count)
 
@@ -216,7 +149,7 @@ class CommitFailsOnce(Processor):
             inbox.poll()
 
     def snapshot_commit_finish(self, success):
-        if _once(self.markers / "commit"):
+        if once(self.markers / "commit"):
             raise RestartableError("crash between prepare and finish")
         return True
 
@@ -284,7 +217,7 @@ def test_keyed_state_when_restarted_then_counts_exact(engine, tmp_path, members)
     if members == 2:
         engine = Engine(EngineConfig(members=2), spark=engine.spark)
     dag = DAG()
-    source = dag.new_vertex("sequence", _sequence(N))
+    source = dag.new_vertex("sequence", sequence(N))
     fail = dag.new_vertex("fail", lambda: FailAt([N // 2], tmp_path), local_parallelism=1)
     count = dag.new_vertex("count", aggregate_by_key_p(lambda x: x % 7, counting()), local_parallelism=2)
     sink = dag.new_vertex("sink", write_list_p(f"keyed-{members}"), local_parallelism=1)
@@ -309,7 +242,7 @@ class SavesButCannotRestore(Processor):
 
 def test_restore_when_processor_does_not_override_restore_then_fails_naming_vertex_and_class(engine, tmp_path):
     dag = DAG()
-    source = dag.new_vertex("sequence", _sequence(N, until=(tmp_path / f"item-{N // 2}").exists))
+    source = dag.new_vertex("sequence", sequence(N, until=(tmp_path / f"item-{N // 2}").exists))
     fail = dag.new_vertex("fail", lambda: FailAt([N // 2], tmp_path, after_commit=True), local_parallelism=1)
     stateful = dag.new_vertex("stateful", SavesButCannotRestore, local_parallelism=1)
     dag.edge(between(source, fail))
@@ -323,7 +256,7 @@ def _suspended(job, out) -> int:
     job.suspend()
     assert job.status is JobStatus.SUSPENDED
     frozen = len(out)
-    time.sleep(1.0)
+    time.sleep(1.0)  # an observation window (the behaviour): nothing may arrive while suspended
     assert len(out) == frozen  # nothing runs while suspended
     return frozen
 

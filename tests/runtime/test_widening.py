@@ -8,19 +8,10 @@ import pytest
 
 from dag import DAG, Engine, EngineConfig
 from edges import between
-from processors import AbstractProcessor, flat_map_p, read_list_p, write_list_p
+from processors import flat_map_p, read_list_p, write_list_p
+from tests.support.processors import Tag
 
 pytestmark = pytest.mark.spark
-
-
-class Tag(AbstractProcessor):
-    """Emits (item, global processor index) so the test sees which processors did the work."""
-
-    def init_processor(self, context):
-        self.index = context.global_processor_index
-
-    def try_process0(self, item):
-        return self.try_emit((item, self.index))
 
 
 def _dag(source, sink):

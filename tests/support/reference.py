@@ -87,7 +87,7 @@ def search(index: dict[str, list[tuple[int, float]]], stopwords: set[str], phras
     return sorted(scored, key=lambda e: (-e[1], e[0]))
 
 
-if __name__ == "__main__":  # python tests/examples/reference.py BOOKS_DIR STOPWORDS
+if __name__ == "__main__":  # python tests/support/reference.py BOOKS_DIR STOPWORDS
     import sys
 
     counts = word_counts(sys.argv[1])

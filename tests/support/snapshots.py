@@ -1,7 +1,9 @@
-"""Test helper: run processors of one vertex, snapshot them, restore the saved entries into a new set of
-processors (maybe another parallelism) with the engine's restore routing, and finish the run.
+"""Engine-free driving of one vertex's processors: run them, snapshot them, restore the saved entries into a new
+set of processors (maybe another parallelism) with the engine's restore routing, and finish the run.
 
-A minimal, blocking stand-in for the runtime's snapshot path, engine-free (unbounded outboxes)."""
+A minimal, blocking stand-in for the runtime's snapshot path (unbounded outboxes): ``start`` (processors of a
+supplier), ``open_source`` (one processor of a source's meta-supplier), ``feed``, ``save``, ``restore``,
+``complete``, ``emitted``, ``by_key``."""
 
 from __future__ import annotations
 
@@ -24,6 +26,18 @@ def start(supplier: Callable[[], Any], count: int, ordinals: int = 1) -> list[tu
                                local_parallelism=count))
         procs.append((p, outbox))
     return procs
+
+
+def open_source(source: Any, global_index: int = 0, total: int = 1, members: int = 1) -> tuple[Any, Outbox]:
+    """Processor ``global_index`` of ``total`` (over ``members`` members) of a source's meta-supplier, initialised
+    with a small outbox: ``(processor, outbox)``."""
+    local = total // members
+    (proc,) = source.get(list(range(members)))(global_index // local).get(1)
+    outbox = Outbox([1000], snapshot_capacity=10)
+    proc.init(outbox, Context(vertex_name="source", global_processor_index=global_index,
+                              local_processor_index=global_index % local, total_parallelism=total,
+                              local_parallelism=local))
+    return proc, outbox
 
 
 def feed(procs, items: Sequence[Any], route: Callable[[Any, int], int], ordinal: int = 0) -> None:
