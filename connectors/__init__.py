@@ -3,10 +3,11 @@
 Each system offers Jet's Core processors and its Pipeline sources and sinks from one entry module; the
 modules behind it hold one topic each:
 
-- :mod:`connectors.jdbc`: any DB-API 2.0 driver (batch source, batched and exactly-once sinks), with
-  :mod:`connectors.jdbc_two_phase` (the exactly-once sink's two-phase commit) and :mod:`connectors.db` (what
-  the database connectors share: naming a server without its password, telling a lost connection from a bad
-  statement, bounded reconnecting);
+- :mod:`connectors.jdbc`: any DB-API 2.0 driver (batch source, batched and exactly-once sinks); its
+  processors live in ``processors/io`` (``jdbc_io``, ``jdbc_batch_sink``, ``jdbc_two_phase`` and ``dbapi``,
+  what the database connectors share: naming a server without its password, telling a lost connection from a
+  bad statement, bounded reconnecting), because they need no client library and the Pipeline API's
+  ``Sources.jdbc`` builds on them;
 - :mod:`connectors.cdc`: change data capture from PostgreSQL (extra ``postgres``: psycopg), with
   :mod:`connectors.cdc_source` (the source's processor), :mod:`connectors.cdc_records` (``ChangeRecord``),
   :mod:`connectors.cdc_sink` (``CdcSinks.map``), :mod:`connectors.pg_replication` (the replication stream)

@@ -50,7 +50,7 @@ from pydantic import SecretStr
 
 from connectors.cdc_config import PostgresCdcConfig
 from connectors.cdc_records import ChangeRecord, Operation, RecordPart
-from connectors.db import close_quietly, connect, error_text
+from processors.io.dbapi import close_quietly, connect, error_text
 from jetspark_base.errors import DagValidationError
 from processors.api.suppliers import ProcessorMetaSupplier, ProcessorSupplier
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from connectors.db import masked
+from processors.io.dbapi import masked
 
 __all__ = ["PostgresCdcConfig"]
 

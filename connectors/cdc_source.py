@@ -19,7 +19,7 @@ from typing import Any
 
 from connectors.cdc_config import PostgresCdcConfig
 from connectors.cdc_records import ChangeRecord, Operation
-from connectors.db import RECONNECT_TIMEOUT_S, close_quietly, connect, error_text, failure, is_connection_lost
+from processors.io.dbapi import RECONNECT_TIMEOUT_S, close_quietly, connect, error_text, failure, is_connection_lost
 from connectors.pg_replication import ReplicationStream, format_lsn, parse_lsn, quote_ident
 from connectors.pgoutput import Decoder
 from jetspark_base.errors import DagValidationError

@@ -20,8 +20,8 @@ factory                                             vertex name            runs
 ``Sinks.from_processor(name, supplier)``            ``NAME``               the supplier
 ``Sinks.map_with_merging/updating/...``             ``mapWith...Sink(M)``  ``processors.io.map_updating`` (driver)
 ``Sinks.observable(o)``, ``reliable_topic(t)``      ``observableSink(O)``  ``processors.io.observable_sinks``
-``Sources.jdbc(connect, query_or_fn)``              ``jdbcSource``         ``read_jdbc_p`` (``pipeline.jdbc``)
-``Sinks.jdbc(query, connect)``, ``jdbc_builder()``  ``jdbcSink``           ``write_jdbc_p`` (``pipeline.jdbc``)
+``Sources.jdbc(connect, query_or_fn)``              ``jdbcSource``         ``read_jdbc_p`` (``pipeline.jdbc_factories``)
+``Sinks.jdbc(query, connect)``, ``jdbc_builder()``  ``jdbcSink``           ``write_jdbc_p`` (``pipeline.jdbc_factories``)
 ==================================================  =====================  =====================================
 
 The stream sources (``Sources.socket`` -> ``socketSource(HOST:PORT)``, ``Sources.map_journal`` ->
@@ -41,7 +41,7 @@ from typing import Any
 from jetspark_base.errors import DagValidationError
 from pipeline.descriptors import BatchSource, Sink, StreamSource, collection_name
 from pipeline.file_sources import FilesBuilder, file_watcher_source, json_sink, json_source, json_watcher_source
-from pipeline.jdbc import JdbcSinkBuilder, jdbc_sink, jdbc_source
+from pipeline.jdbc_factories import JdbcSinkBuilder, jdbc_sink, jdbc_source
 from pipeline.rolling_files import FileSinkBuilder
 from pipeline.socket_sink import socket_sink
 from pipeline.stream_factories import (

@@ -2,7 +2,7 @@
 
 A descriptor holds the vertex name Jet 4 gives the source or sink and the processor supplier that runs it;
 the factories build them (``Sources``/``Sinks``/``TestSources`` in :mod:`pipeline.connectors`, which calls on
-:mod:`pipeline.file_sources`, :mod:`pipeline.stream_factories`, :mod:`pipeline.jdbc`,
+:mod:`pipeline.file_sources`, :mod:`pipeline.stream_factories`, :mod:`pipeline.jdbc_factories`,
 :mod:`pipeline.rolling_files`, :mod:`pipeline.socket_sink`, and the connectors of the ``connectors``
 package). This module sits below all of them and imports none.
 

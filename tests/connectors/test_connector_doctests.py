@@ -8,7 +8,7 @@ import importlib
 
 import pytest
 
-MODULES = ["connectors.db", "connectors.cdc", "connectors.cdc_records", "connectors.pgoutput",
+MODULES = ["processors.io.dbapi", "connectors.cdc", "connectors.cdc_records", "connectors.pgoutput",
            "connectors.pg_replication", "connectors.kafka", "connectors.kafka_client", "connectors.kafka_source",
            "connectors.kafka_sink"]
 

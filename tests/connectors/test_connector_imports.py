@@ -13,8 +13,8 @@ REPO = Path(__file__).resolve().parents[2]
 SCRIPT = r"""
 import json, sys
 sys.path.insert(0, sys.argv[1])
-import connectors, connectors.jdbc, connectors.jdbc_two_phase, connectors.cdc, connectors.cdc_source
-import connectors.cdc_sink, connectors.cdc_records, connectors.pgoutput, pipeline.jdbc
+import connectors, connectors.jdbc, processors.io.jdbc_two_phase, connectors.cdc, connectors.cdc_source
+import connectors.cdc_sink, connectors.cdc_records, connectors.pgoutput, pipeline.jdbc_factories
 from connectors.cdc import CdcSinks, PostgresCdcSources
 from pipeline import Pipeline, Sinks, Sources
 

@@ -295,7 +295,7 @@ def test_exactly_once_sink_when_crash_between_prepare_and_finish_then_restore_co
         postgres):
     """Engine-free, deterministic: the restored snapshot's prepared transaction is committed; one prepared after
     that snapshot (its items are replayed) is rolled back; a processor never reuses a transaction id."""
-    from connectors.jdbc_two_phase import TwoPhaseJdbcSinkP, xid_prefix
+    from processors.io.jdbc_two_phase import TwoPhaseJdbcSinkP, xid_prefix
     from processors import Context
 
     table, prefix = _table(postgres), xid_prefix("test", 7)

@@ -10,7 +10,7 @@ import pickle
 import pytest
 
 from connectors.cdc import PostgresCdcSources
-from connectors.db import masked
+from processors.io.dbapi import masked
 from connectors.jdbc import read_jdbc_p, write_jdbc_p
 from connectors.kafka import stream_kafka_p, write_kafka_p
 

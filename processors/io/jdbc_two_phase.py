@@ -38,8 +38,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from connectors.db import close_quietly, connect, connect_with_retry, describe_server, failure, is_connection_lost
-from connectors.jdbc_sink import WriteJdbcP, with_cursor
+from processors.io.dbapi import close_quietly, connect, connect_with_retry, describe_server, failure, is_connection_lost
+from processors.io.jdbc_batch_sink import WriteJdbcP, with_cursor
 from jetspark_base.errors import DagValidationError, RestartableError
 from processors.api.snapshot_keys import BroadcastKey, broadcast_key
 

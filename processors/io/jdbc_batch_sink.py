@@ -2,9 +2,9 @@
 
 Items go in batches of up to ``batch_limit`` through ``executemany``, one transaction per batch. A batch that
 fails because the connection was lost is retried on a new connection (logged; reconnecting gives up after
-:data:`connectors.db.RECONNECT_TIMEOUT_S`), so the sink is at-least-once: use an insert-or-update statement.
+:data:`processors.io.dbapi.RECONNECT_TIMEOUT_S`), so the sink is at-least-once: use an insert-or-update statement.
 Any other database error fails the job naming the vertex, the server and the database's message. The
-exactly-once sink (:mod:`connectors.jdbc_two_phase`) extends this processor.
+exactly-once sink (:mod:`processors.io.jdbc_two_phase`) extends this processor.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from connectors.db import (close_quietly, connect, connect_with_retry, describe_server, failure, is_connection_lost,
+from processors.io.dbapi import (close_quietly, connect, connect_with_retry, describe_server, failure, is_connection_lost,
                            rollback_quietly)
 from processors.api.processor import Processor
 

@@ -1,6 +1,7 @@
 """The Pipeline API's JDBC source and sinks: ``Sources.jdbc``, ``Sinks.jdbc`` and ``Sinks.jdbc_builder()``
-(Jet's ``JdbcSinkBuilder``), thin descriptors over :mod:`connectors.jdbc`'s processors. Nothing here imports a
-database driver: the user's ``new_connection_fn`` does, when the job runs.
+(Jet's ``JdbcSinkBuilder``), thin descriptors over the processors of :mod:`processors.io.jdbc_io` (public home
+:mod:`connectors.jdbc`). Nothing here imports a database driver: the user's ``new_connection_fn`` does, when
+the job runs.
 
 >>> Sinks.jdbc_builder().update_query("INSERT INTO t VALUES (%s)").connection_fn(connect) \\
 ...     .exactly_once(True).build()                                                         # doctest: +SKIP
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from connectors.jdbc import read_jdbc_p, write_jdbc_p
+from processors.io.jdbc_io import read_jdbc_p, write_jdbc_p
 from jetspark_base.errors import DagValidationError
 from pipeline.descriptors import BatchSource, Sink
 
