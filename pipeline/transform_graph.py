@@ -83,6 +83,10 @@ class TransformGraph:
         for upstream in transform.upstream:
             self._downstream[upstream] += 1
 
+    def downstream_of(self, transform: Transform) -> list[Transform]:
+        """The transforms that read ``transform``'s output, in the order they were added."""
+        return [t for t in self._transforms if any(u is transform for u in t.upstream)]
+
     def _check_attached(self) -> None:
         dangling = [t for t in self._transforms if self._downstream[t] == 0 and not t.is_sink]
         if dangling:

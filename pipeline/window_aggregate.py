@@ -27,8 +27,10 @@ results too, which then carry no flag.
 
 Results: keyed sliding and tumbling windows emit ``TimestampedEntry(window_end, key, result)``, session windows
 ``WindowResult(start, end, key, result)``, un-keyed windows ``TimestampedItem(window_end, result)``; an optional
-``map_to_output_fn(start, end, key, result)`` (un-keyed ``(start, end, result)``) replaces them. Every result
-travels on as a ``JetEvent`` stamped with the window's end, so later stages have timestamps.
+``map_to_output_fn(start, end, key, result)`` (un-keyed ``(start, end, result)``) replaces them. A result read by
+later stages travels on as a ``JetEvent`` stamped with the window's end, so they have timestamps; when sinks are
+its only readers it travels as it is (no wrapper made per result, none unwrapped by the sink: the vertices then
+are those of the same DAG written by hand).
 
 >>> WindowDefinition.sliding(60_000, 1_000)
 WindowDefinition.sliding(60000, 1000)
@@ -44,7 +46,7 @@ from typing import Any
 from jetspark_base.errors import DagValidationError
 from edges.partitioner import Partitioner
 from pipeline.events import TimestampedItem
-from pipeline.internal import EventAccumulate, EventResult, event_timestamp
+from pipeline.internal import EventAccumulate, event_timestamp, window_output
 from pipeline.planner import Planner
 from pipeline.transform_graph import Transform, TransformGraph
 from pipeline.transforms import PREPARE_SUFFIX, checked_key
@@ -222,44 +224,48 @@ class WindowAggregateTransform(Transform):
         self.key_fns = key_fns
         keyed = key_fns is not None
         default = (WindowResult if session else TimestampedEntry.from_window_result) if keyed else _timestamped_item
-        self.output = EventResult(map_to_output_fn or default, keyed)
-        self.early_output = None
+        self.output_fn = map_to_output_fn or default
+        self.early_output_fn = None
         if window_definition.early_results_period is not None:
             early_default = (EarlyWindowResult if session else EarlyTimestampedEntry.from_window_result) if keyed \
                 else _early_timestamped_item
-            self.early_output = EventResult(map_to_output_fn or early_default, keyed)
+            self.early_output_fn = map_to_output_fn or early_default
             _check_early(upstream[0].name, window_definition, op)
 
     def add_to_dag(self, p: Planner) -> None:
         wdef, name = self.window_definition, p.unique_vertex_name(self.name)
         n = len(self.upstream)
+        # results read only by sinks travel plain (a sink would unwrap each JetEvent again)
+        events = not all(t.is_sink for t in self.graph.downstream_of(self))
+        keyed = self.key_fns is not None
+        output = window_output(self.output_fn, keyed, events)
+        early = None if self.early_output_fn is None else window_output(self.early_output_fn, keyed, events)
         op = _on_events(self.op)
         stamps = [event_timestamp] * n
-        keyed = self.key_fns is not None
         keys = [checked_key(k, name, events=True) for k in self.key_fns] if keyed else [_constant_key] * n
         lp = self.local_parallelism
         if wdef.kind == "session":
-            supplier = aggregate_to_session_window_p(wdef.session_timeout, stamps, keys, op, self.output) \
-                if self.early_output is None else early_session_window_p(
-                    wdef.session_timeout, stamps, keys, op, self.output, wdef.early_results_period, self.early_output)
-            pv = p.add_vertex(self, name, lp if keyed else 1, supplier, True)
+            supplier = aggregate_to_session_window_p(wdef.session_timeout, stamps, keys, op, output) \
+                if early is None else early_session_window_p(
+                    wdef.session_timeout, stamps, keys, op, output, wdef.early_results_period, early)
+            pv = p.add_vertex(self, name, lp if keyed else 1, supplier, events)
             p.add_edges(self, pv, (lambda e, o: e.distributed().partitioned(keys[o])) if keyed
                         else (lambda e, _o: e.distributed().all_to_one(name)))
             return
         policy = (sliding_win_policy(wdef.window_size, wdef.slide_by) if wdef.kind == "sliding"
                   else tumbling_win_policy(wdef.window_size))
         kind = TimestampKind.EVENT
-        if self.early_output is not None:  # single stage: every open frame of a key in one processor
-            supplier = early_sliding_window_p(keys, stamps, policy, op, self.output, wdef.early_results_period,
-                                              self.early_output)
-            pv = p.add_vertex(self, name, lp if keyed else 1, supplier, True)
+        if early is not None:  # single stage: every open frame of a key in one processor
+            supplier = early_sliding_window_p(keys, stamps, policy, op, output, wdef.early_results_period,
+                                              early)
+            pv = p.add_vertex(self, name, lp if keyed else 1, supplier, events)
             p.add_edges(self, pv, (lambda e, o: e.distributed().partitioned(keys[o])) if keyed
                         else (lambda e, _o: e.distributed().all_to_one(name)))
             return
         prepare = p.new_vertex(name + PREPARE_SUFFIX, accumulate_by_frame_p(keys, stamps, kind, policy, op),
                                lp)
         main = p.add_vertex(self, name, lp if keyed else 1,
-                            combine_to_sliding_window_p(policy, self.op, self.output), True)
+                            combine_to_sliding_window_p(policy, self.op, output), events)
         if keyed:
             p.add_edges(self, prepare, lambda e, o: e.partitioned(keys[o], Partitioner.HASH_CODE))
             p.edge(prepare, main, 0, lambda e, _o: e.distributed().partitioned(entry_key))

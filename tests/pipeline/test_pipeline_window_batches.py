@@ -1,7 +1,8 @@
 """The Pipeline API's windows in batches: stage 1 takes a whole inbox's keys with ``CheckedKey.keys_of`` (C-level
 passes) and stage 2 makes its ``JetEvent(end, TimestampedEntry)`` results by wrapping the entries made straight
 from the window (``EventResult.wrap_entries``); the same keys, window results in the same order and the same
-null-key error as the per-item calls."""
+null-key error as the per-item calls. Read only by a sink, stage 2's results are the hand-written DAG's own
+``TimestampedEntry`` items (no wrapper)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from dag.errors import ProcessorContractError
 from pipeline import Pipeline, Sinks, Sources, WindowDefinition
 from pipeline.events import JetEvent
 from pipeline.internal import CheckedKey, EventResult
-from processors import TimestampedEntry, Watermark, counting, entry_key, entry_value, map_p
+from processors import (TimestampedEntry, Watermark, combine_to_sliding_window_p, counting, entry_key, entry_value,
+                        map_p, sliding_win_policy)
 from processors.api.context import Context
 from processors.api.inbox import Inbox
 from processors.api.outbox import Outbox
@@ -47,17 +49,19 @@ def test_keys_of_when_a_key_equals_none_but_is_not_none_then_kept() -> None:
     assert CheckedKey(lambda item: key, "s").keys_of([1, 2]) == [key, key]
 
 
-def _window_stage(vertex: str = "sliding-window-prepare"):
-    """A vertex of the Pipeline API's two-stage sliding-window count (stage 1 or ``"sliding-window"``)."""
+def _window_stage(vertex: str = "sliding-window-prepare", read_later: bool = True):
+    """A vertex of the Pipeline API's two-stage sliding-window count (stage 1 or ``"sliding-window"``), its
+    results read by a later stage (``read_later``: they travel as ``JetEvent``) or only by a sink."""
     p = Pipeline.create()
-    (p.read_from(Sources.stream_from_processor("events", map_p(str))).with_timestamps(entry_value, 0)
-     .grouping_key(entry_key).window(WindowDefinition.sliding(100, 20)).aggregate(counting())
-     .write_to(Sinks.noop()))
+    windowed = (p.read_from(Sources.stream_from_processor("events", map_p(str))).with_timestamps(entry_value, 0)
+                .grouping_key(entry_key).window(WindowDefinition.sliding(100, 20)).aggregate(counting()))
+    (windowed.map(str) if read_later else windowed).write_to(Sinks.noop())
     return p.to_dag().get_vertex(vertex).supplier
 
 
-def _run_stage(steps: list, one_by_one: bool, vertex: str = "sliding-window-prepare") -> list:
-    processor = _window_stage(vertex)()
+def _run_stage(steps: list, one_by_one: bool, vertex: str = "sliding-window-prepare", read_later: bool = True,
+               supplier=None) -> list:
+    processor = (supplier or _window_stage(vertex, read_later))()
     if vertex == "sliding-window-prepare":
         assert isinstance(processor._key_fns[0], CheckedKey)  # the batch form is what this test is about
     outbox = Outbox([100_000])
@@ -122,3 +126,15 @@ def test_wrap_entries_when_not_the_default_result_fn_then_none() -> None:
     assert EventResult(TimestampedEntry.from_window_result, keyed=True).wrap_entries is not None
     assert EventResult(lambda start, end, key, result: (key, result), keyed=True).wrap_entries is None
     assert EventResult(TimestampedEntry.from_window_result, keyed=False).wrap_entries is None
+
+
+def test_pipeline_window_results_when_read_only_by_a_sink_then_the_hand_written_dags_entries() -> None:
+    steps = _as_steps(_stage_two_input())
+    plain = _run_stage(steps, one_by_one=False, vertex="sliding-window", read_later=False)
+    by_hand = _run_stage(steps, one_by_one=False, vertex="sliding-window",
+                         supplier=combine_to_sliding_window_p(sliding_win_policy(100, 20), counting()))
+    assert plain == by_hand
+    results = [item for item in plain if not isinstance(item, Watermark)]
+    assert results and all(type(e) is TimestampedEntry for e in results)
+    wrapped = _run_stage(steps, one_by_one=False, vertex="sliding-window")
+    assert [e.item if type(e) is JetEvent else e for e in wrapped] == plain
