@@ -4,7 +4,9 @@
 
 Lowering (Jet 4's ``WindowAggregateTransform``), the stage's items being ``JetEvent`` (a window needs
 timestamps), so the windowing processors take the event's timestamp and the user's key function and
-aggregate operation see the plain item:
+aggregate operation see the plain item; or, from an ``add-timestamps`` vertex read only by windows, plain items
+whose timestamp the windowing processors take with the user's timestamp function (``PlannerVertex.timestamp_fn``,
+:func:`pipeline.timestamps.add_timestamps_vertex`):
 
 ============================  =====================================================================================
 window                        vertices and edges
@@ -204,16 +206,20 @@ def _check_early(stage: str, wdef: WindowDefinition, op: AggregateOperation) -> 
                                  "set_early_results_period")
 
 
-def _on_events(op: AggregateOperation) -> AggregateOperation:
-    """``op`` with its accumulate functions applied to the plain item of an event; ``counting()`` stays itself
-    (it never looks at the item), which keeps the windowing processors' fast path for it."""
-    if op.fast_path is not None and op.fast_path[0] == "counting":
+def _on_events(op: AggregateOperation, events: list[bool]) -> AggregateOperation:
+    """``op`` with the accumulate function of each ordinal whose items are events (``events[o]``) applied to
+    the plain item; ``counting()`` stays itself (it never looks at the item), which keeps the windowing
+    processors' fast path for it, and so does an operation none of whose inputs are events."""
+    if not any(events) or (op.fast_path is not None and op.fast_path[0] == "counting"):
         return op
-    return op.with_accumulate_fns(*(EventAccumulate(fn) for fn in op.accumulate_fns))
+    return op.with_accumulate_fns(*(EventAccumulate(fn) if wrapped else fn
+                                    for fn, wrapped in zip(op.accumulate_fns, events)))
 
 
 class WindowAggregateTransform(Transform):
     """Windowed aggregation of one or more stream stages; ``key_fns`` None: un-keyed (see the module table)."""
+
+    takes_timestamp_fn = True  # an input vertex with a timestamp_fn sends plain items: the window stamps them
 
     def __init__(self, graph: TransformGraph, upstream: list[Transform], window_definition: WindowDefinition,
                  op: AggregateOperation, key_fns: list | None, map_to_output_fn: Callable[..., Any] | None):
@@ -240,9 +246,13 @@ class WindowAggregateTransform(Transform):
         keyed = self.key_fns is not None
         output = window_output(self.output_fn, keyed, events)
         early = None if self.early_output_fn is None else window_output(self.early_output_fn, keyed, events)
-        op = _on_events(self.op)
-        stamps = [event_timestamp] * n
-        keys = [checked_key(k, name, events=True) for k in self.key_fns] if keyed else [_constant_key] * n
+        # per input: JetEvents, or plain items with the timestamp function of their add-timestamps vertex
+        stamp_fns = [p.vertex_of(u).timestamp_fn for u in self.upstream]
+        events_in = [fn is None for fn in stamp_fns]
+        op = _on_events(self.op, events_in)
+        stamps = [event_timestamp if fn is None else fn for fn in stamp_fns]
+        keys = [checked_key(k, name, events=e) for k, e in zip(self.key_fns, events_in)] if keyed \
+            else [_constant_key] * n
         lp = self.local_parallelism
         if wdef.kind == "session":
             supplier = aggregate_to_session_window_p(wdef.session_timeout, stamps, keys, op, output) \

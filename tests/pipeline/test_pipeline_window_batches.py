@@ -49,19 +49,22 @@ def test_keys_of_when_a_key_equals_none_but_is_not_none_then_kept() -> None:
     assert CheckedKey(lambda item: key, "s").keys_of([1, 2]) == [key, key]
 
 
-def _window_stage(vertex: str = "sliding-window-prepare", read_later: bool = True):
+def _window_stage(vertex: str = "sliding-window-prepare", read_later: bool = True, events_in: bool = True):
     """A vertex of the Pipeline API's two-stage sliding-window count (stage 1 or ``"sliding-window"``), its
-    results read by a later stage (``read_later``: they travel as ``JetEvent``) or only by a sink."""
+    results read by a later stage (``read_later``: they travel as ``JetEvent``) or only by a sink; its input
+    ``JetEvent``s (``events_in``: a ``map`` between the timestamps and the window) or plain items (the
+    ``add-timestamps`` vertex is read only by the window: the window applies the timestamp function)."""
     p = Pipeline.create()
-    windowed = (p.read_from(Sources.stream_from_processor("events", map_p(str))).with_timestamps(entry_value, 0)
-                .grouping_key(entry_key).window(WindowDefinition.sliding(100, 20)).aggregate(counting()))
+    stamped = p.read_from(Sources.stream_from_processor("events", map_p(str))).with_timestamps(entry_value, 0)
+    windowed = ((stamped.map(tuple) if events_in else stamped).grouping_key(entry_key)
+                .window(WindowDefinition.sliding(100, 20)).aggregate(counting()))
     (windowed.map(str) if read_later else windowed).write_to(Sinks.noop())
     return p.to_dag().get_vertex(vertex).supplier
 
 
 def _run_stage(steps: list, one_by_one: bool, vertex: str = "sliding-window-prepare", read_later: bool = True,
-               supplier=None) -> list:
-    processor = (supplier or _window_stage(vertex, read_later))()
+               supplier=None, events_in: bool = True) -> list:
+    processor = (supplier or _window_stage(vertex, read_later, events_in))()
     if vertex == "sliding-window-prepare":
         assert isinstance(processor._key_fns[0], CheckedKey)  # the batch form is what this test is about
     outbox = Outbox([100_000])
@@ -78,21 +81,35 @@ def _run_stage(steps: list, one_by_one: bool, vertex: str = "sliding-window-prep
     return outbox.drain(0)
 
 
-def test_pipeline_window_stage_when_whole_batches_then_same_output_and_order_as_per_item() -> None:
-    events = _events(400, 13)
+def _inputs(events: list, events_in: bool) -> list:
+    return events if events_in else [e.item for e in events]
+
+
+@pytest.mark.parametrize("events_in", [True, False])
+def test_pipeline_window_stage_when_whole_batches_then_same_output_and_order_as_per_item(events_in: bool) -> None:
+    events = _inputs(_events(400, 13), events_in)
     steps = [events[:150], Watermark(1000), events[150:300], Watermark(2500), events[300:]]
-    batched = _run_stage(steps, one_by_one=False)
-    assert batched == _run_stage(steps, one_by_one=True)
+    batched = _run_stage(steps, one_by_one=False, events_in=events_in)
+    assert batched == _run_stage(steps, one_by_one=True, events_in=events_in)
     frames = [item for item in batched if not isinstance(item, Watermark)]
     assert sum(entry.value for entry in frames) == 400  # every event counted once, in its frame
 
 
-def test_pipeline_window_stage_when_a_key_is_none_then_fails_naming_the_stage() -> None:
+def test_pipeline_window_stage_when_plain_or_event_input_then_the_same_frames() -> None:
+    events = _events(400, 13)
+    steps = [events[:150], Watermark(1000), events[150:300], Watermark(2500), events[300:]]
+    plain_steps = [s if isinstance(s, Watermark) else _inputs(s, False) for s in steps]
+    assert _run_stage(plain_steps, one_by_one=False, events_in=False) == _run_stage(steps, one_by_one=False)
+
+
+@pytest.mark.parametrize("events_in", [True, False])
+def test_pipeline_window_stage_when_a_key_is_none_then_fails_naming_the_stage(events_in: bool) -> None:
     events = _events(20, 4)
     events[7] = JetEvent(70, (None, 70))
-    with pytest.raises(ProcessorContractError, match=r"item JetEvent\(timestamp=70, item=\(None, 70\)\).*"
+    item = r"JetEvent\(timestamp=70, item=\(None, 70\)\)" if events_in else r"\(None, 70\)"
+    with pytest.raises(ProcessorContractError, match=rf"item {item}.*"
                                                      r"Null key from the key function of stage 'sliding-window'"):
-        _run_stage([events], one_by_one=False)
+        _run_stage([_inputs(events, events_in)], one_by_one=False, events_in=events_in)
 
 
 def _stage_two_input() -> list:
