@@ -11,8 +11,11 @@ sliding by 100 ms:
 - ``two-stage processors``: ``accumulate_by_frame_p`` -> ``combine_to_sliding_window_p`` with ``counting()``;
 - ``single-stage processor`` (for comparison): ``aggregate_to_sliding_window_p``;
 - ``pipeline two-stage`` (for comparison): the two vertices the Pipeline API lowers
-  ``grouping_key(entry_key).window(sliding(1000, 100)).aggregate(counting())`` to, on the same events wrapped
-  as the pipeline's ``JetEvent``; its results are ``JetEvent(end, TimestampedEntry(end, key, count))``.
+  ``with_timestamps(entry_value, 0).grouping_key(entry_key).window(sliding(1000, 100)).aggregate(counting())
+  .write_to(Sinks.noop())`` to, on the events as the lowered ``add-timestamps`` vertex sends them
+  (:func:`pipeline_input`: plain, the timestamps out of band, since only the window reads them; wrapped as
+  the pipeline's ``JetEvent`` if the lowering wraps them); its results are ``TimestampedEntry(end, key,
+  count)`` (read only by a sink, they travel unwrapped).
 
 The processors run as the pipelined runtime runs them (``_Job``): each in a ``ProcessorTasklet`` inside the
 runtime's ``ProcessorRunner``, fed through its ``InboundEdge`` and bounded ``Queue``, sending through its
@@ -58,6 +61,7 @@ from pipeline import Pipeline, Sinks, Sources, WindowDefinition  # noqa: E402
 from pipeline.events import JetEvent  # noqa: E402
 from processors.aggregate.aggregations import counting  # noqa: E402
 from processors.api.context import Context  # noqa: E402
+from processors.api.outbox import Outbox  # noqa: E402
 from processors.api.functions import entry_key, entry_value  # noqa: E402
 from processors.library.stateless import map_p  # noqa: E402
 from processors.windowing.sliding_window import (accumulate_by_frame_p, aggregate_to_sliding_window_p,  # noqa: E402
@@ -204,18 +208,30 @@ def single_stage(stream: list[Any], batch: int, sink: Callable[[list], None]) ->
          sink).run(stream)
 
 
-def pipeline_suppliers() -> list:
-    """The suppliers of the two vertices the Pipeline API lowers a keyed sliding-window count to."""
+def _lowered_pipeline() -> Any:
     p = Pipeline.create()
     (p.read_from(Sources.stream_from_processor("events", map_p(str))).with_timestamps(entry_value, 0)
      .grouping_key(entry_key).window(WindowDefinition.sliding(WINDOW_MS, SLIDE_MS)).aggregate(counting())
      .write_to(Sinks.noop()))
-    dag = p.to_dag()
+    return p.to_dag()
+
+
+def pipeline_suppliers() -> list:
+    """The suppliers of the two vertices the Pipeline API lowers a keyed sliding-window count to."""
+    dag = _lowered_pipeline()
     return [dag.get_vertex("sliding-window-prepare").supplier, dag.get_vertex("sliding-window").supplier]
 
 
-def as_events(stream: list) -> list:
-    """The stream with every event wrapped as the pipeline's ``JetEvent(timestamp, event)``."""
+def pipeline_input(stream: list) -> list:
+    """The stream as the lowered pipeline's ``events-add-timestamps`` vertex sends it to the window: each event
+    as that vertex's processor emits it (wrapped as ``JetEvent(timestamp, event)`` or, with the timestamps out
+    of band, the plain event)."""
+    stamper = _lowered_pipeline().get_vertex("events-add-timestamps").supplier()
+    outbox = Outbox([16])
+    stamper.init(outbox, Context(vertex_name="events-add-timestamps"))
+    stamper.try_process0((0, 0))
+    if outbox.drain(0)[-1].__class__ is not JetEvent:
+        return stream
     return [[JetEvent(event[1], event) for event in step] if step.__class__ is list else step for step in stream]
 
 
@@ -267,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     stream = make_stream(args.events, args.keys, args.rate, args.batch)
     variants = {"plain loop": (plain_loop, stream), "two-stage processors": (two_stage, stream),
                 "single-stage processor": (single_stage, stream),
-                "pipeline two-stage": (pipeline_two_stage, as_events(stream))}
+                "pipeline two-stage": (pipeline_two_stage, pipeline_input(stream))}
     if not args.no_freeze:
         gc.collect()
         gc.freeze()

@@ -47,6 +47,7 @@ __all__ = [
     "HashJoinCollectP", "HashJoinP", "DistinctP", "RollingAggregateP", "CheckedKey", "UnwrapEventsP",
     "EventMap", "EventFilter", "EventFlatMap", "EventUsingContext", "event_item", "to_event",
     "rewrap_event", "event_timestamp", "EventToString", "EventPredicate", "EventAccumulate", "EventResult",
+    "window_output",
     "MappedMetaSupplier", "unwrap_events",
 ]
 
@@ -377,22 +378,28 @@ class EventAccumulate:
 
 class EventResult:
     """A window's ``map_to_output_fn(start, end, key, result)`` whose output travels as ``JetEvent(end, out)``;
-    ``keyed`` False calls ``fn(start, end, result)``."""
+    ``keyed`` False calls ``fn(start, end, result)``. ``events`` False: the output travels as it is (a window
+    whose only readers are sinks, see :func:`window_output`)."""
 
-    def __init__(self, fn: Callable[..., Any], keyed: bool):
+    def __init__(self, fn: Callable[..., Any], keyed: bool, events: bool = True):
         self.fn = fn
         self.keyed = keyed
+        self.events = events
 
     def __call__(self, start: int, end: int, key: Any, result: Any) -> Any:
         out = self.fn(start, end, key, result) if self.keyed else self.fn(start, end, result)
-        return None if out is None else JetEvent(end, out)
+        return out if out is None or not self.events else JetEvent(end, out)
 
     @property
     def wrap_entries(self) -> Callable[[int, list], list] | None:
         """For ``TimestampedEntry.from_window_result`` (keyed): ``wrap(end, entries)`` -> ``[JetEvent(end, entry),
         ...]``, so that the sliding-window processors make the entries straight from the window with C-level
         passes, as for a Core DAG, and only wrap them; None for any other function."""
-        return self._wrap if self.keyed and self.fn is TimestampedEntry.from_window_result else None
+        return self._wrap if self._default_entries and self.events else None
+
+    @property
+    def _default_entries(self) -> bool:
+        return self.keyed and self.fn is TimestampedEntry.from_window_result
 
     @staticmethod
     def _wrap(end: int, entries: list) -> list:
@@ -402,11 +409,24 @@ class EventResult:
         """``[self(start, end, key, result) for key, result in pairs]``, ``None`` outputs left out: the
         sliding-window processors call this once per chunk of a window; ``TimestampedEntry.from_window_result``
         outputs are made without a Python call per result."""
-        if self.keyed and self.fn is TimestampedEntry.from_window_result:
+        if self._default_entries:
             keys, results = zip(*pairs) if pairs else ((), ())
             entries = map(_new_tuple, repeat(TimestampedEntry), zip(keys, results, repeat(end)))
-            return list(map(JetEvent, repeat(end), entries))
+            return list(map(JetEvent, repeat(end), entries)) if self.events else list(entries)
         return [out for out in (self(start, end, key, result) for key, result in pairs) if out is not None]
+
+
+def window_output(fn: Callable[..., Any], keyed: bool, events: bool) -> Callable[..., Any]:
+    """The ``map_to_output_fn`` a windowing processor gets for the user's (or the default) ``fn``: an
+    :class:`EventResult` whose outputs are ``JetEvent(end, out)`` when ``events`` (later stages need their
+    timestamps), else ``fn`` itself when keyed, so that the processors take their Core-DAG fast paths and make
+    no wrapper per result (a window whose only readers are sinks: they would only unwrap it again).
+
+    >>> fn = TimestampedEntry.from_window_result
+    >>> window_output(fn, keyed=True, events=False) is fn, type(window_output(fn, keyed=True, events=True))
+    (True, <class 'pipeline.internal.EventResult'>)
+    """
+    return fn if keyed and not events else EventResult(fn, keyed, events)
 
 
 def unwrap_events(processor: Processor) -> Processor:

@@ -35,13 +35,17 @@ class Planned(Protocol):
 
 
 class PlannerVertex:
-    """A vertex being planned: name, supplier (replaceable until :meth:`Planner.build`), local parallelism."""
+    """A vertex being planned: name, supplier (replaceable until :meth:`Planner.build`), local parallelism.
+
+    ``emits_events``: its items are ``JetEvent``; ``timestamp_fn``: its items are plain but have timestamps,
+    given by this function (an ``add-timestamps`` vertex read only by windows, which apply it themselves)."""
 
     def __init__(self, name: str, supplier: Any, local_parallelism: int | None, emits_events: bool = False):
         self.name = name
         self.supplier = supplier
         self.local_parallelism = local_parallelism
         self.emits_events = emits_events
+        self.timestamp_fn: Callable[[Any], int] | None = None
         self._next_ordinal = 0
 
     def next_available_ordinal(self) -> int:

@@ -11,6 +11,14 @@
 
 Sinks never see the internal wrapper either: :class:`~pipeline.transforms.SinkTransform` unwraps the events of
 a stage with timestamps.
+
+Timestamps out of band (:func:`add_timestamps_vertex`): when every reader of an ``add-timestamps`` vertex is a
+window (``Transform.takes_timestamp_fn``), it emits the plain items and the windows apply the user's timestamp
+function themselves, as in the same DAG written by hand (``insert_watermarks_p`` -> ``accumulate_by_frame_p``
+with the same function): no ``JetEvent`` is made per item and none is unwrapped. The function then runs twice
+per item (once for the watermarks, once for the frame), so it must be a pure function of the item (as Jet
+asks of a timestamp function; wall-clock stamps are ``with_ingestion_timestamps``, whose items always travel
+wrapped). Native timestamps and a ``with_timestamps`` on a stage that had them keep the wrapper.
 """
 
 from __future__ import annotations
@@ -19,13 +27,13 @@ from collections.abc import Callable
 from typing import Any
 
 from pipeline.internal import MappedMetaSupplier, rewrap_event, to_event
-from pipeline.planner import Planner
+from pipeline.planner import Planner, PlannerVertex
 from pipeline.transform_graph import Transform, TransformGraph
 from processors.windowing.event_time import DEFAULT_IDLE_TIMEOUT_MS, WmGenParams, wm_gen_params
 from processors.windowing.insert_watermarks import insert_watermarks_p
 from processors.windowing.watermark_policies import limiting_lag, no_throttling
 
-__all__ = ["event_time_params", "StreamSourceTransform", "TimestampTransform"]
+__all__ = ["event_time_params", "StreamSourceTransform", "TimestampTransform", "add_timestamps_vertex"]
 
 ADD_TIMESTAMPS_SUFFIX = "-add-timestamps"
 
@@ -52,6 +60,25 @@ def event_time_params(timestamp_fn: Callable[[Any], int] | None, allowed_lag: in
     return wm_gen_params(fn, limiting_lag(allowed_lag), no_throttling(), wrap_fn=wrap)
 
 
+def add_timestamps_vertex(p: Planner, transform: Transform, name: str, params: WmGenParams,
+                          local_parallelism: int | None, wrap_supplier: Callable[[Any], Any] | None = None
+                          ) -> PlannerVertex:
+    """The ``insert_watermarks_p(params)`` vertex of ``transform`` (a stage with timestamps), its timestamps
+    out of band when only windows read it (see the module docstring); ``wrap_supplier`` adapts the supplier."""
+    readers = transform.graph.downstream_of(transform)
+    out_of_band = (params.wrap_fn is to_event and params.timestamp_fn is not None and bool(readers)
+                   and all(r.takes_timestamp_fn for r in readers))
+    if out_of_band:
+        params = params.model_copy(update={"wrap_fn": None})
+    supplier = insert_watermarks_p(params)
+    if wrap_supplier is not None:
+        supplier = wrap_supplier(supplier)
+    pv = p.add_vertex(transform, name, local_parallelism, supplier, not out_of_band)
+    if out_of_band:
+        pv.timestamp_fn = params.timestamp_fn
+    return pv
+
+
 class StreamSourceTransform(Transform):
     """A stream source: ``supplier`` as is, or with watermark ``params`` applied in the source (``in_source``)
     or by an ``-add-timestamps`` vertex after it."""
@@ -69,8 +96,7 @@ class StreamSourceTransform(Transform):
             return
         name = p.unique_vertex_name(self.name)
         source = p.new_vertex(name, self.supplier, self.local_parallelism)
-        stamps = p.add_vertex(self, name + ADD_TIMESTAMPS_SUFFIX, self.local_parallelism,
-                              insert_watermarks_p(self.params), True)
+        stamps = add_timestamps_vertex(p, self, name + ADD_TIMESTAMPS_SUFFIX, self.params, self.local_parallelism)
         p.edge(source, stamps, 0, lambda e, _o: e.isolated())
 
 
@@ -84,11 +110,17 @@ class TimestampTransform(Transform):
         self.params = event_time_params(timestamp_fn, allowed_lag, rewrap=upstream.events)
 
     def add_to_dag(self, p: Planner) -> None:
-        supplier = insert_watermarks_p(self.params)
-        if self.bounded:  # the staged runtime does not carry watermarks: run the job pipelined
-            supplier = MappedMetaSupplier(supplier, _same)
-            supplier.needs_pipelined = True
-        self._add_single_vertex(p, supplier, lambda e, _o: e.isolated())
+        wrap = _needing_pipelined if self.bounded else None
+        pv = add_timestamps_vertex(p, self, p.unique_vertex_name(self.name), self.params, self.local_parallelism,
+                                   wrap)
+        p.add_edges(self, pv, lambda e, _o: e.isolated())
+
+
+def _needing_pipelined(supplier: Any) -> MappedMetaSupplier:
+    """``supplier`` marked to run pipelined (the staged runtime does not carry watermarks)."""
+    marked = MappedMetaSupplier(supplier, _same)
+    marked.needs_pipelined = True
+    return marked
 
 
 def _same(processor: Any) -> Any:

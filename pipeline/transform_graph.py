@@ -40,9 +40,12 @@ __all__ = ["Transform", "TransformGraph"]
 class Transform:
     """One stage's operation, a node of its ``graph``. ``upstream``: the transforms it reads, in input-ordinal
     order. ``events``: its output items are ``JetEvent`` (a stream stage with timestamps). ``is_sink``: nothing
-    may attach to it (the graph does not ask for a downstream stage)."""
+    may attach to it (the graph does not ask for a downstream stage). ``takes_timestamp_fn``: it can read the
+    plain items of a stage with timestamps given their timestamp function (a window), so a stage read only by
+    such transforms need not wrap its items in ``JetEvent`` (:func:`pipeline.timestamps.add_timestamps_vertex`)."""
 
     is_sink = False
+    takes_timestamp_fn = False
 
     def __init__(self, graph: TransformGraph, name: str, upstream: Sequence[Transform] = (), events: bool = False):
         self.graph = graph
@@ -82,6 +85,10 @@ class TransformGraph:
         self._downstream[transform] = 0
         for upstream in transform.upstream:
             self._downstream[upstream] += 1
+
+    def downstream_of(self, transform: Transform) -> list[Transform]:
+        """The transforms that read ``transform``'s output, in the order they were added."""
+        return [t for t in self._transforms if any(u is transform for u in t.upstream)]
 
     def _check_attached(self) -> None:
         dangling = [t for t in self._transforms if self._downstream[t] == 0 and not t.is_sink]

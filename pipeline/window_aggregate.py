@@ -4,7 +4,9 @@
 
 Lowering (Jet 4's ``WindowAggregateTransform``), the stage's items being ``JetEvent`` (a window needs
 timestamps), so the windowing processors take the event's timestamp and the user's key function and
-aggregate operation see the plain item:
+aggregate operation see the plain item; or, from an ``add-timestamps`` vertex read only by windows, plain items
+whose timestamp the windowing processors take with the user's timestamp function (``PlannerVertex.timestamp_fn``,
+:func:`pipeline.timestamps.add_timestamps_vertex`):
 
 ============================  =====================================================================================
 window                        vertices and edges
@@ -27,8 +29,10 @@ results too, which then carry no flag.
 
 Results: keyed sliding and tumbling windows emit ``TimestampedEntry(window_end, key, result)``, session windows
 ``WindowResult(start, end, key, result)``, un-keyed windows ``TimestampedItem(window_end, result)``; an optional
-``map_to_output_fn(start, end, key, result)`` (un-keyed ``(start, end, result)``) replaces them. Every result
-travels on as a ``JetEvent`` stamped with the window's end, so later stages have timestamps.
+``map_to_output_fn(start, end, key, result)`` (un-keyed ``(start, end, result)``) replaces them. A result read by
+later stages travels on as a ``JetEvent`` stamped with the window's end, so they have timestamps; when sinks are
+its only readers it travels as it is (no wrapper made per result, none unwrapped by the sink: the vertices then
+are those of the same DAG written by hand).
 
 >>> WindowDefinition.sliding(60_000, 1_000)
 WindowDefinition.sliding(60000, 1000)
@@ -44,7 +48,7 @@ from typing import Any
 from jetspark_base.errors import DagValidationError
 from edges.partitioner import Partitioner
 from pipeline.events import TimestampedItem
-from pipeline.internal import EventAccumulate, EventResult, event_timestamp
+from pipeline.internal import EventAccumulate, event_timestamp, window_output
 from pipeline.planner import Planner
 from pipeline.transform_graph import Transform, TransformGraph
 from pipeline.transforms import PREPARE_SUFFIX, checked_key
@@ -202,16 +206,20 @@ def _check_early(stage: str, wdef: WindowDefinition, op: AggregateOperation) -> 
                                  "set_early_results_period")
 
 
-def _on_events(op: AggregateOperation) -> AggregateOperation:
-    """``op`` with its accumulate functions applied to the plain item of an event; ``counting()`` stays itself
-    (it never looks at the item), which keeps the windowing processors' fast path for it."""
-    if op.fast_path is not None and op.fast_path[0] == "counting":
+def _on_events(op: AggregateOperation, events: list[bool]) -> AggregateOperation:
+    """``op`` with the accumulate function of each ordinal whose items are events (``events[o]``) applied to
+    the plain item; ``counting()`` stays itself (it never looks at the item), which keeps the windowing
+    processors' fast path for it, and so does an operation none of whose inputs are events."""
+    if not any(events) or (op.fast_path is not None and op.fast_path[0] == "counting"):
         return op
-    return op.with_accumulate_fns(*(EventAccumulate(fn) for fn in op.accumulate_fns))
+    return op.with_accumulate_fns(*(EventAccumulate(fn) if wrapped else fn
+                                    for fn, wrapped in zip(op.accumulate_fns, events)))
 
 
 class WindowAggregateTransform(Transform):
     """Windowed aggregation of one or more stream stages; ``key_fns`` None: un-keyed (see the module table)."""
+
+    takes_timestamp_fn = True  # an input vertex with a timestamp_fn sends plain items: the window stamps them
 
     def __init__(self, graph: TransformGraph, upstream: list[Transform], window_definition: WindowDefinition,
                  op: AggregateOperation, key_fns: list | None, map_to_output_fn: Callable[..., Any] | None):
@@ -222,44 +230,52 @@ class WindowAggregateTransform(Transform):
         self.key_fns = key_fns
         keyed = key_fns is not None
         default = (WindowResult if session else TimestampedEntry.from_window_result) if keyed else _timestamped_item
-        self.output = EventResult(map_to_output_fn or default, keyed)
-        self.early_output = None
+        self.output_fn = map_to_output_fn or default
+        self.early_output_fn = None
         if window_definition.early_results_period is not None:
             early_default = (EarlyWindowResult if session else EarlyTimestampedEntry.from_window_result) if keyed \
                 else _early_timestamped_item
-            self.early_output = EventResult(map_to_output_fn or early_default, keyed)
+            self.early_output_fn = map_to_output_fn or early_default
             _check_early(upstream[0].name, window_definition, op)
 
     def add_to_dag(self, p: Planner) -> None:
         wdef, name = self.window_definition, p.unique_vertex_name(self.name)
         n = len(self.upstream)
-        op = _on_events(self.op)
-        stamps = [event_timestamp] * n
+        # results read only by sinks travel plain (a sink would unwrap each JetEvent again)
+        events = not all(t.is_sink for t in self.graph.downstream_of(self))
         keyed = self.key_fns is not None
-        keys = [checked_key(k, name, events=True) for k in self.key_fns] if keyed else [_constant_key] * n
+        output = window_output(self.output_fn, keyed, events)
+        early = None if self.early_output_fn is None else window_output(self.early_output_fn, keyed, events)
+        # per input: JetEvents, or plain items with the timestamp function of their add-timestamps vertex
+        stamp_fns = [p.vertex_of(u).timestamp_fn for u in self.upstream]
+        events_in = [fn is None for fn in stamp_fns]
+        op = _on_events(self.op, events_in)
+        stamps = [event_timestamp if fn is None else fn for fn in stamp_fns]
+        keys = [checked_key(k, name, events=e) for k, e in zip(self.key_fns, events_in)] if keyed \
+            else [_constant_key] * n
         lp = self.local_parallelism
         if wdef.kind == "session":
-            supplier = aggregate_to_session_window_p(wdef.session_timeout, stamps, keys, op, self.output) \
-                if self.early_output is None else early_session_window_p(
-                    wdef.session_timeout, stamps, keys, op, self.output, wdef.early_results_period, self.early_output)
-            pv = p.add_vertex(self, name, lp if keyed else 1, supplier, True)
+            supplier = aggregate_to_session_window_p(wdef.session_timeout, stamps, keys, op, output) \
+                if early is None else early_session_window_p(
+                    wdef.session_timeout, stamps, keys, op, output, wdef.early_results_period, early)
+            pv = p.add_vertex(self, name, lp if keyed else 1, supplier, events)
             p.add_edges(self, pv, (lambda e, o: e.distributed().partitioned(keys[o])) if keyed
                         else (lambda e, _o: e.distributed().all_to_one(name)))
             return
         policy = (sliding_win_policy(wdef.window_size, wdef.slide_by) if wdef.kind == "sliding"
                   else tumbling_win_policy(wdef.window_size))
         kind = TimestampKind.EVENT
-        if self.early_output is not None:  # single stage: every open frame of a key in one processor
-            supplier = early_sliding_window_p(keys, stamps, policy, op, self.output, wdef.early_results_period,
-                                              self.early_output)
-            pv = p.add_vertex(self, name, lp if keyed else 1, supplier, True)
+        if early is not None:  # single stage: every open frame of a key in one processor
+            supplier = early_sliding_window_p(keys, stamps, policy, op, output, wdef.early_results_period,
+                                              early)
+            pv = p.add_vertex(self, name, lp if keyed else 1, supplier, events)
             p.add_edges(self, pv, (lambda e, o: e.distributed().partitioned(keys[o])) if keyed
                         else (lambda e, _o: e.distributed().all_to_one(name)))
             return
         prepare = p.new_vertex(name + PREPARE_SUFFIX, accumulate_by_frame_p(keys, stamps, kind, policy, op),
                                lp)
         main = p.add_vertex(self, name, lp if keyed else 1,
-                            combine_to_sliding_window_p(policy, self.op, self.output), True)
+                            combine_to_sliding_window_p(policy, self.op, output), events)
         if keyed:
             p.add_edges(self, prepare, lambda e, o: e.partitioned(keys[o], Partitioner.HASH_CODE))
             p.edge(prepare, main, 0, lambda e, _o: e.distributed().partitioned(entry_key))
