@@ -57,6 +57,7 @@ from processors.tasklet import (
     ProcessorTasklet,
     close_processor,
     describe_processor,
+    priority_groups,
 )
 from processors.watermark import Watermark
 
@@ -179,10 +180,7 @@ class _PriorityGroups:
 
     def __init__(self, priorities: Mapping[int, int]):
         self.priority_of = dict(priorities)
-        by_priority: dict[int, list[int]] = {}
-        for ordinal, priority in self.priority_of.items():
-            by_priority.setdefault(priority, []).append(ordinal)
-        self.pending = [(p, sorted(by_priority[p])) for p in sorted(by_priority)]  # groups not yet finished
+        self.pending = priority_groups(priorities)  # groups not yet finished
         self.current: int | None = None
 
     def enter(self, ordinal: int) -> list[int]:
