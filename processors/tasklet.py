@@ -167,6 +167,7 @@ _EMIT_DONE = ProcessorState.EMIT_DONE
 _END = ProcessorState.END
 _CLOSED = ProcessorState.CLOSED
 _AFTER_INBOX, _WHEN_IDLE = Nullary.AFTER_INBOX, Nullary.WHEN_IDLE
+_NO_INPUT = frozenset((_RESTORE, _FINISH_RESTORE, _EMIT_DONE, _END, _CLOSED))  # states that take no new input
 
 
 # ---------------------------------------------------------------------------- the tasklet
@@ -334,7 +335,7 @@ class ProcessorTasklet:
         """True when every inbox is empty, no watermark is pending and no restore or save is: the caller may
         add more input (of :meth:`current_ordinals`)."""
         state = self.state
-        if state is _END or state is _EMIT_DONE or state is _RESTORE or state is _FINISH_RESTORE:
+        if state is not _PROCESS_INBOX and state in _NO_INPUT:
             return False
         if self.snapshots is not None and self.snapshots.barrier is not None:
             return False
@@ -351,10 +352,6 @@ class ProcessorTasklet:
     def current_ordinals(self) -> list[int]:
         """The inbound ordinals of the priority group being consumed (the only ones to feed now)."""
         return self._groups[self._group] if self._group < len(self._groups) else []
-
-    def edge_blocked(self, ordinal: int) -> bool:
-        """Exactly-once: do not drain ``ordinal`` now (its barrier arrived, other edges' not yet)."""
-        return self.snapshots is not None and self.snapshots.aligner.blocked(ordinal)
 
     @property
     def is_done(self) -> bool:

@@ -127,8 +127,9 @@ class ProcessorRunner:
         if self.control:
             self._apply_control()
         if tasklet.wants_input():
+            snapshots = tasklet.snapshots
             for o in tasklet.current_ordinals():
-                if not tasklet.edge_blocked(o) and self.inbound[o].drain_into(tasklet):
+                if not (snapshots is not None and snapshots.aligner.blocked(o)) and self.inbound[o].drain_into(tasklet):
                     progress = True
         result = tasklet.step()
         out = tasklet.take_output()
