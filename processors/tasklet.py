@@ -13,23 +13,24 @@ The states
 Each ``step()`` runs at most one processor call and returns ``PROGRESS``, ``NO_PROGRESS`` (a call that did
 nothing) or ``NEEDS_INPUT`` (nothing to do until more input or events arrive)::
 
-                   INIT ──────────────▶ RESTORE_FROM_SNAPSHOT ──▶ FINISH_SNAPSHOT_RESTORE
-                    │  (no restore)            (inbox empty)               │ (True)
-                    ▼                                                      │
-      ┌──────▶ PROCESS_INBOX ◀────────────────────────────────────────────┘
-      │        │  │  │  │  └── pending watermark ──▶ PROCESS_WATERMARK ──(True)──┐
-      │        │  │  │  └───── staged: inbox emptied ──▶ NULLARY_PROCESS ─(True)─┤
-      │        │  │  └──────── done edge of the group ─▶ COMPLETE_EDGE ──────────┤
-      │        │  └─────────── barrier due, inbox empty ──▶ SAVE_SNAPSHOT        │
-      └────────┼──────────────────────────────────────────────────────┘  │ (True)
-               │                                           SNAPSHOT_COMMIT_PREPARE
-               │ every group completed                               │ (True)
-               ▼                                               EMIT_BARRIER ──▶ back to
-           COMPLETE ──(True)──▶ EMIT_DONE ──▶ END                         PROCESS_INBOX or COMPLETE
-        (a due barrier saves
-         here too, as above)     any state but INIT/RESTORE_*/CLOSED ──phase 2 queued──▶ ON_SNAPSHOT_COMPLETED
-                                                                                          └─ queue empty ─▶ back
-           close() from any state ──▶ CLOSED (exactly once)
+      INIT --restore entries--> RESTORE_FROM_SNAPSHOT --entries consumed--> FINISH_SNAPSHOT_RESTORE
+        | no restore                                                                  | True
+        v                                                                             |
+    +-> PROCESS_INBOX <---------------------------------------------------------------+
+    |     |-- inbox items -----------> process(o, inbox), stays
+    |     |-- pending watermark -----> PROCESS_WATERMARK ---True---------------------------+
+    |     |-- staged, inbox emptied -> NULLARY_PROCESS -----True---------------------------+
+    |     |-- a done edge -----------> COMPLETE_EDGE -------one call-----------------------+
+    |     |-- barrier due, no input -> SAVE_SNAPSHOT --True--> SNAPSHOT_COMMIT_PREPARE     |
+    |     |                                                         | True                 |
+    |     |                                                   EMIT_BARRIER --(resume)------+
+    +-----|--------------------------------------------------------------------------------+
+          | every priority group completed
+          v
+       COMPLETE --True--> EMIT_DONE --> END           (a due barrier is saved from COMPLETE too)
+
+    phase 2 queued, any state after the restore (END too):  S --> ON_SNAPSHOT_COMPLETED --queue empty--> S
+    close(), from any state, once:                         S --> CLOSED
 
 What moves the tasklet, and what each state emits:
 

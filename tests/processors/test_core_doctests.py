@@ -20,6 +20,8 @@ MODULES = [
     "processors.stateless_loops",
     "processors.staged_watermarks",
     "processors.coalescer",
+    "processors.tasklet",
+    "processors.lifecycle",
 ]
 
 

@@ -73,7 +73,8 @@ class Logged(AbstractProcessor):
 
 
 def tasklet(processor, priorities=None, policy=PIPELINED, snapshots=True, capacity=16):
-    return ProcessorTasklet(processor, Context(vertex_name="v"), inbound_priorities={0: 0} if priorities is None else priorities,
+    priorities = {0: 0} if priorities is None else priorities
+    return ProcessorTasklet(processor, Context(vertex_name="v"), inbound_priorities=priorities,
                             outbound_capacities=[capacity], policy=policy,
                             snapshot_aligned=True if snapshots else None)
 
