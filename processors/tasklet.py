@@ -107,7 +107,6 @@ from processors.lifecycle import (
     close_processor,
     describe_processor,
     no_progress_error,
-    open_processors,
     priority_groups,
     unfinished_item_error,
 )
@@ -118,9 +117,8 @@ from processors.tasklet_policy import PIPELINED, STAGED, Nullary, TaskletPolicy
 from processors.watermark import Watermark
 
 __all__ = [
-    "ProcessorTasklet", "ProcessorState", "ProcessorMetrics", "TaskletPolicy", "STAGED", "PIPELINED", "DONE",
-    "PROGRESS", "NO_PROGRESS", "NEEDS_INPUT", "NO_PROGRESS_LIMIT", "describe_processor", "call_bool",
-    "close_processor", "open_processors", "priority_groups",
+    "ProcessorTasklet", "ProcessorState", "TaskletPolicy", "STAGED", "PIPELINED", "DONE", "PROGRESS",
+    "NO_PROGRESS", "NEEDS_INPUT", "NO_PROGRESS_LIMIT",
 ]
 
 PROGRESS, NO_PROGRESS, NEEDS_INPUT = 1, 0, -1

@@ -72,7 +72,8 @@ from processors.barrier import SnapshotBarrier
 from processors.context import Context
 from processors.processor import Processor
 from processors.suppliers import to_meta_supplier
-from processors.tasklet import PROGRESS, ProcessorTasklet, open_processors
+from processors.lifecycle import open_processors
+from processors.tasklet import PROGRESS, ProcessorTasklet
 from processors.tasklet_policy import Nullary, TaskletPolicy
 from processors.watermark import Watermark
 

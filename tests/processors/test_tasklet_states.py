@@ -8,6 +8,7 @@ import pytest
 from dag.errors import DagValidationError
 from processors import AbstractProcessor, Context, ProcessorSupplier, verify_processor
 from processors.barrier import SnapshotBarrier
+from processors.lifecycle import open_processors, priority_groups
 from processors.tasklet import (
     DONE,
     NEEDS_INPUT,
@@ -16,8 +17,6 @@ from processors.tasklet import (
     STAGED,
     ProcessorState,
     ProcessorTasklet,
-    open_processors,
-    priority_groups,
 )
 
 S = ProcessorState

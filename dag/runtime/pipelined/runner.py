@@ -35,7 +35,8 @@ from dag.runtime.pipelined.snapshots import StampedClient, TaskSnapshots
 from dag.runtime.senders import Router
 from processors.context import vertex_contexts
 from processors.driver import back_off_seconds
-from processors.tasklet import PIPELINED, PROGRESS, ProcessorState, ProcessorTasklet, open_processors
+from processors.lifecycle import open_processors
+from processors.tasklet import PIPELINED, PROGRESS, ProcessorState, ProcessorTasklet
 from processors.watermark import Watermark
 
 __all__ = ["ProcessorRunner", "TaskRunners", "MAX_IDLE_WAIT"]
