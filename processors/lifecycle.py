@@ -139,9 +139,9 @@ def open_processors(supplier: Any, count: int, vertex_name: str, keep: Collectio
     processors = list(supplier.get(count))
     if len(processors) != count:
         raise DagValidationError(
-            f"ProcessorSupplier {type(supplier).__qualname__} of vertex '{vertex_name}' returned {len(processors)} "
-            f"processors for get({count}), expected {count}: get(count) must return exactly count processors "
-            "(ProcessorSupplier.of(factory) does)"
+            f"ProcessorSupplier {type(supplier).__qualname__} of vertex '{vertex_name}' failed to return the "
+            f"requested number of processors. Requested: {count}, returned: {len(processors)}; get(count) must "
+            "return exactly count processors (ProcessorSupplier.of(factory) does)"
         )
     for i, processor in enumerate(processors):
         if keep is not None and i not in keep:

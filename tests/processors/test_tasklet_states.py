@@ -227,7 +227,7 @@ class _Wrong(ProcessorSupplier):
 
 
 def test_open_processors_wrong_count_names_vertex_expected_and_got():
-    with pytest.raises(DagValidationError, match=r"vertex 'tokenize' returned 1 processors for get\(2\), expected 2"):
+    with pytest.raises(DagValidationError, match=r"vertex 'tokenize' failed .* Requested: 2, returned: 1"):
         open_processors(_Wrong(), 2, "tokenize")
 
 
@@ -248,5 +248,5 @@ def test_verify_processor_wrong_supplier_count_is_the_same_error():
         def get(self, count):
             return [Logged(), Logged()]
 
-    with pytest.raises(DagValidationError, match=r"vertex 'testVertex' returned 2 processors for get\(1\), expected 1"):
+    with pytest.raises(DagValidationError, match=r"vertex 'testVertex' failed .* Requested: 1, returned: 2"):
         verify_processor(Two()).disable_snapshots().input([1]).expect_output([1])
