@@ -23,6 +23,7 @@ from processors import (
     write_list_p,
     write_map_p,
 )
+from modes import MODES, ModeEngine
 from tests.support import numbers, unique
 
 pytestmark = pytest.mark.spark
@@ -264,7 +265,8 @@ class TwoInsteadOfOne:
         pass
 
 
-def test_failure_when_supplier_returns_wrong_count_then_clear_error(engine):
+@pytest.mark.parametrize("mode", MODES, ids=lambda m: m.name.lower())
+def test_failure_when_supplier_returns_wrong_count_then_clear_error(engine, mode):
     from processors import ProcessorSupplier
 
     class Wrong(TwoInsteadOfOne, ProcessorSupplier):
@@ -272,8 +274,8 @@ def test_failure_when_supplier_returns_wrong_count_then_clear_error(engine):
 
     dag = DAG()
     dag.new_vertex("wrong", Wrong(), local_parallelism=1)
-    with pytest.raises(JobFailedError, match="Requested: 1, returned: 2") as info:
-        engine.new_job(dag).join()
+    with pytest.raises(JobFailedError, match="DagValidationError .*Requested: 1, returned: 2") as info:
+        ModeEngine(engine, mode).new_job(dag).join()
     assert info.value.vertex == "wrong"
 
 
