@@ -248,8 +248,9 @@ class ProcessorTasklet:
         self._rotation = 0
         self._control_out: list[tuple[int, Any]] = []  # (ordinal, DONE or barrier), after the buckets
         self._resume_save = self._resume_finish = _PROCESS_INBOX
-        self.snapshots = None if snapshot_aligned is None else \
+        self.snapshots: Any = None if snapshot_aligned is None else \
             TaskletSnapshots(list(inbound_priorities), aligned=snapshot_aligned, owner=self.owner)
+        """:class:`~processors.snapshot_steps.TaskletSnapshots`, or None when the job takes no snapshots."""
 
     # ------------------------------------------------------------------ input and events (all from the caller)
     def add_batch(self, ordinal: int, items: list) -> None:
@@ -275,7 +276,7 @@ class ProcessorTasklet:
     def add_barrier(self, ordinal: int, barrier: SnapshotBarrier) -> None:
         """Inbound edge ``ordinal`` delivered ``barrier`` (coalesced over its queues); the save is due once the
         barrier arrived on every active edge."""
-        self.snapshots.add_barrier(ordinal, barrier)  # type: ignore[union-attr]
+        self.snapshots.add_barrier(ordinal, barrier)
 
     def edge_done(self, ordinal: int) -> None:
         """Inbound edge ``ordinal`` has ended: ``complete_edge`` follows once its inbox is empty."""
@@ -290,7 +291,7 @@ class ProcessorTasklet:
     def restore_snapshot(self, entries: list) -> None:
         """Restore these snapshot entries (maybe none) right after ``init``."""
         self._expect(_INIT, "restore_snapshot()")
-        self.snapshots.restore_inbox = Inbox(entries)  # type: ignore[union-attr]
+        self.snapshots.restore_inbox = Inbox(entries)
 
     def restored_as_completed(self) -> None:
         """The processor had completed before the snapshot the job restarted from: emit ``DONE`` without
@@ -302,14 +303,14 @@ class ProcessorTasklet:
         """The coordinator started snapshot ``snapshot_id``: applies once no inbound edge is active (a source); a
         processor that already completed answers at once with ``(snapshot_id, None)`` in :meth:`take_snapshots`."""
         if self.state is _EMIT_DONE or self.state is _END:
-            self.snapshots.saved.append((snapshot_id, None))  # type: ignore[union-attr]
+            self.snapshots.saved.append((snapshot_id, None))
         else:
-            self.snapshots.requested = SnapshotBarrier(snapshot_id)  # type: ignore[union-attr]
+            self.snapshots.requested = SnapshotBarrier(snapshot_id)
 
     def on_snapshot_completed(self, snapshot_id: int, success: bool) -> None:
         """Phase 2: snapshot ``snapshot_id`` completed (or failed): ``snapshot_commit_finish(success)`` follows if
         this processor prepared it."""
-        self.snapshots.finishes.append((snapshot_id, success))  # type: ignore[union-attr]
+        self.snapshots.finishes.append((snapshot_id, success))
 
     def skip_to_complete(self) -> None:
         """End the input without ``complete_edge`` calls (Jet's TestSupport never calls it): the next step (after
@@ -455,19 +456,19 @@ class ProcessorTasklet:
         snapshots, state = self.snapshots, self.state
         if state is _INIT or state is _RESTORE or state is _FINISH_RESTORE or state is _CLOSED:
             return
-        if snapshots.finishes:  # type: ignore[union-attr]
+        if snapshots.finishes:
             if state is not _ON_SNAPSHOT_COMPLETED:
                 self._resume_finish, self.state = state, _ON_SNAPSHOT_COMPLETED
             return
         if state is not _PROCESS_INBOX and state is not _COMPLETE:
             return
-        requested = snapshots.requested  # type: ignore[union-attr]
-        if requested is not None and snapshots.barrier is None:  # type: ignore[union-attr]
-            if requested.snapshot_id <= snapshots.last_id:  # type: ignore[union-attr]
-                snapshots.requested = None  # type: ignore[union-attr]
-            elif snapshots.no_active_input():  # type: ignore[union-attr]
-                snapshots.requested, snapshots.barrier = None, requested  # type: ignore[union-attr]
-        if snapshots.barrier is not None and self._input_empty():  # type: ignore[union-attr]
+        requested = snapshots.requested
+        if requested is not None and snapshots.barrier is None:
+            if requested.snapshot_id <= snapshots.last_id:
+                snapshots.requested = None
+            elif snapshots.no_active_input():
+                snapshots.requested, snapshots.barrier = None, requested
+        if snapshots.barrier is not None and self._input_empty():
             self._resume_save, self.state = state, _SAVE_SNAPSHOT
 
     # ------------------------------------------------------------------ INIT, restore
@@ -479,7 +480,7 @@ class ProcessorTasklet:
         return PROGRESS
 
     def _restore(self) -> int:
-        inbox = self.snapshots.restore_inbox  # type: ignore[union-attr]
+        inbox = self.snapshots.restore_inbox
         if not inbox:
             self.state = _FINISH_RESTORE
             return self._finish_restore()
@@ -496,7 +497,7 @@ class ProcessorTasklet:
 
     def _finish_restore(self) -> int:
         if self._call("finish_snapshot_restore()", self.processor.finish_snapshot_restore):
-            self.snapshots.restore_inbox = None  # type: ignore[union-attr]
+            self.snapshots.restore_inbox = None
             self.state = _PROCESS_INBOX
             return PROGRESS
         return PROGRESS if self._emitted() else NO_PROGRESS
@@ -596,7 +597,7 @@ class ProcessorTasklet:
         snapshots, outbox = self.snapshots, self.outbox
         done = self._call("save_to_snapshot()", self.processor.save_to_snapshot)
         saved = outbox.drain_snapshot()
-        snapshots.entries.extend(saved)  # type: ignore[union-attr]
+        snapshots.entries.extend(saved)
         progress = done or bool(saved) or self._emitted()
         if done:
             if self.policy.commit_prepare:
@@ -608,9 +609,9 @@ class ProcessorTasklet:
     def _commit_prepare(self) -> int:
         snapshots = self.snapshots
         done = self._call("snapshot_commit_prepare()", self.processor.snapshot_commit_prepare)
-        snapshots.entries.extend(self.outbox.drain_snapshot())  # type: ignore[union-attr]
+        snapshots.entries.extend(self.outbox.drain_snapshot())
         if done:
-            snapshots.prepared.add(snapshots.barrier.snapshot_id)  # type: ignore[union-attr]
+            snapshots.prepared.add(snapshots.barrier.snapshot_id)
             self._emit_barrier()
         return PROGRESS
 
@@ -618,15 +619,15 @@ class ProcessorTasklet:
         """Record the save for the runtime and emit the barrier after the items emitted so far; resume."""
         self.state = _EMIT_BARRIER
         snapshots = self.snapshots
-        barrier = snapshots.barrier  # type: ignore[union-attr]
-        snapshots.saved.append((barrier.snapshot_id, snapshots.entries))  # type: ignore[union-attr]
-        snapshots.entries, snapshots.barrier, snapshots.last_id = [], None, barrier.snapshot_id  # type: ignore
+        barrier = snapshots.barrier
+        snapshots.saved.append((barrier.snapshot_id, snapshots.entries))
+        snapshots.entries, snapshots.barrier, snapshots.last_id = [], None, barrier.snapshot_id
         if self.policy.emit_control:
             self._control_out += [(o, barrier) for o in range(self._n_out)]
         self.state = self._resume_save
 
     def _on_snapshot_completed(self) -> int:
-        finishes, prepared = self.snapshots.finishes, self.snapshots.prepared  # type: ignore[union-attr]
+        finishes, prepared = self.snapshots.finishes, self.snapshots.prepared
         snapshot_id, success = finishes[0]
         if snapshot_id not in prepared:  # not prepared here (e.g. restored as completed): nothing to commit
             finishes.popleft()
