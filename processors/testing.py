@@ -70,9 +70,9 @@ from typing import Any, Callable, Sequence
 
 from processors.barrier import SnapshotBarrier
 from processors.context import Context
+from processors.lifecycle import open_processors
 from processors.processor import Processor
 from processors.suppliers import to_meta_supplier
-from processors.lifecycle import open_processors
 from processors.tasklet import PROGRESS, ProcessorTasklet
 from processors.tasklet_policy import Nullary, TaskletPolicy
 from processors.watermark import Watermark
