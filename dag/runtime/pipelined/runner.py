@@ -320,7 +320,7 @@ class TaskRunners:
             progress = False
             active = False
             for r in runners:
-                if r.finished and not r.pending and not r.has_control():
+                if r.tasklet.state is _END and not r.pending and not r.has_control():  # finished
                     continue
                 active = True
                 try:
