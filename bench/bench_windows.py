@@ -66,7 +66,7 @@ from processors.api.functions import entry_key, entry_value  # noqa: E402
 from processors.library.stateless import map_p  # noqa: E402
 from processors.windowing.sliding_window import (accumulate_by_frame_p, aggregate_to_sliding_window_p,  # noqa: E402
                                        combine_to_sliding_window_p)
-from processors.execution.tasklet import ProcessorTasklet  # noqa: E402
+from processors.execution.tasklet import PIPELINED, ProcessorTasklet  # noqa: E402
 from processors.api.watermark import Watermark  # noqa: E402
 from processors.windowing.definitions import TimestampKind, sliding_win_policy  # noqa: E402
 
@@ -135,7 +135,7 @@ def plain_loop(stream: list[Any], batch: int, sink: Callable[[list], None]) -> N
 
 class _Job:
     """A chain of processors run by the pipelined runtime's own machinery, in this process and thread: each one a
-    ``ProcessorTasklet`` (``pipelined=True``) wrapped in the runtime's ``ProcessorRunner``, fed through an
+    ``ProcessorTasklet`` (the ``PIPELINED`` policy) wrapped in the runtime's ``ProcessorRunner``, fed through an
     ``InboundEdge`` of bounded ``Queue``s (the queue-level watermark coalescing included) and sending through the
     runtime's ``Router``: a partitioned edge keyed by ``entry_key`` between the stages (with one processor per
     vertex the router still extracts and checks every key, as Jet does), one-to-one into the sink. The source
@@ -152,7 +152,7 @@ class _Job:
             last = i == len(suppliers) - 1
             name = f"stage{i + 1}"
             tasklet = ProcessorTasklet(supplier(), Context(vertex_name=name), inbound_priorities={0: 0},
-                                       outbound_capacities=[batch], vertex_name=name, pipelined=True)
+                                       outbound_capacities=[batch], vertex_name=name, policy=PIPELINED)
             if last:
                 spec = SenderSpec(EdgeOp.FUSED, Route.SAME, 0, ls=1, ld=1, members=1, partition_count=271,
                                   queue_size=batch)
@@ -164,7 +164,7 @@ class _Job:
                 target = Queue(wake)
                 deliver = _queue_deliverer(target)
             self.runners.append(ProcessorRunner(name, 0, tasklet, {0: InboundEdge(0, [inbound], None)},
-                                                [_Outbound(Router(spec, 0), deliver)], cooperative=True))
+                                                [_Outbound(Router(spec, 0), deliver)]))
             if not last:
                 inbound = target
 

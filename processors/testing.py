@@ -12,9 +12,13 @@ emitted, an unknown ordinal: the runtime's ``ProcessorContractError`` message, a
 Jet's TestSupport's; likewise ``complete()`` returning True with an unfinished item, with Jet's wording before
 the runtime's message); other contract breaks raise ``ProcessorContractError``, the runtime's own.
 
-How it runs: each processor is driven by a :class:`~processors.execution.tasklet.ProcessorTasklet` with
-``test_support=True``, the lifecycle code the staged and pipelined runtimes run, so every call, rule, error
-message and note is theirs. This module keeps only what TestSupport does differently from a runtime: it
+How it runs: each processor is driven by a :class:`~processors.execution.tasklet.ProcessorTasklet` with the
+:data:`TEST_SUPPORT` policy, the state machine the staged and pipelined runtimes run, so every call, rule, error
+message and note is theirs. The policy makes exactly the calls Jet's TestSupport makes, no others: no
+``try_process()``, no ``complete_edge`` (the input ends with ``skip_to_complete()``), no
+``snapshot_commit_prepare``; a ``BatchTransform`` goes through ``process()`` and its outbox, not the fast path;
+each watermark item of the input goes to ``try_process_watermark`` as it is (not coalesced, the idle message
+included). This module keeps only what TestSupport does differently from a runtime: it
 chooses the next step (which input, when to snapshot and restore, when to call again with a full outbox or a
 blocked one) and asserts progress and the cooperative timeout after each step (``_ModeRun``). Exceptions from
 the processor carry the tasklet's note (processor, vertex ``testVertex``, index, method) and one naming the mode.
@@ -66,15 +70,21 @@ from typing import Any, Callable, Sequence
 
 from processors.execution.barrier import SnapshotBarrier
 from processors.api.context import Context
+from processors.execution.lifecycle import open_processors
 from processors.api.processor import Processor
 from processors.api.suppliers import to_meta_supplier
 from processors.execution.tasklet import PROGRESS, ProcessorTasklet
+from processors.execution.tasklet_policy import Nullary, TaskletPolicy
 from processors.api.watermark import Watermark
 
-__all__ = ["verify_processor", "SAME_ITEMS_ANY_ORDER", "TestMode", "ProcessorVerifier"]
+__all__ = ["verify_processor", "SAME_ITEMS_ANY_ORDER", "TestMode", "ProcessorVerifier", "TEST_SUPPORT"]
 
 _log = logging.getLogger("jetspark.verify_processor")
 _NEVER = sys.maxsize
+
+TEST_SUPPORT = TaskletPolicy("verify_processor", Nullary.NEVER, strict_progress=True, coalesce_watermarks=False,
+                             fast_path=False, commit_prepare=False)
+"""The tasklet policy of ``verify_processor``: Jet's TestSupport calls, no others (module docstring)."""
 
 
 def SAME_ITEMS_ANY_ORDER(expected: list, actual: list) -> bool:  # noqa: N802 - Jet's constant name
@@ -328,7 +338,6 @@ class _ModeRun:
         self.actual: list[list] = [[] for _ in range(ordinal_count)]
         self.snapshot_count = 0
         self.tasklet: ProcessorTasklet | None = None
-        self.cooperative = True
         self.completing = False
 
     # ------------------------------------------------------------------ the run
@@ -359,20 +368,16 @@ class _ModeRun:
     def _start(self, restore: list[tuple] | None) -> None:
         """A fresh processor from ``supplier.get(1)`` in a new tasklet: ``init``, then the restore of the
         ``restore`` entries (when not None) and, in the complete phase, on to ``complete()``."""
-        processors = list(self.supplier.get(1))
-        if len(processors) != 1:
-            raise AssertionError(f"supplier.get(1) returned {len(processors)} processors, expected 1")
-        processor = processors[0]
+        processor = open_processors(self.supplier, 1, "testVertex")[0]
         tasklet = self.tasklet = ProcessorTasklet(
             processor, self.v._context(), inbound_priorities={o: 0 for o in range(len(self.v._inputs))},
             outbound_capacities=[1] * self.ordinal_count, vertex_name="testVertex", snapshot_aligned=True,
-            snapshot_capacity=1, test_support=True,
+            snapshot_capacity=1, policy=TEST_SUPPORT,
         )  # priority 0 for all: _merged_input already orders the input by priority
         if restore is not None:
-            tasklet.snapshots.set_restore(restore)
+            tasklet.restore_snapshot(restore)
         tasklet.step()  # init(outbox, context), not timed (as Jet)
-        self.cooperative = tasklet.cooperative = bool(processor.is_cooperative())  # asked once, as Jet
-        while tasklet.snapshots.restoring:
+        while tasklet.restoring:
             self._step()  # restore_from_snapshot(inbox) until empty, then finish_snapshot_restore() until True
             self._drain()
         if self.completing:
@@ -387,7 +392,7 @@ class _ModeRun:
         start = time.perf_counter()
         result = tasklet.step()
         limit = self.v._timeout_ms
-        if self.cooperative and limit > 0:
+        if tasklet.cooperative and limit > 0:
             elapsed_ms = (time.perf_counter() - start) * 1000
             if elapsed_ms >= limit:
                 raise AssertionError(
@@ -467,14 +472,12 @@ class _ModeRun:
             return
         self.snapshot_count += 1
         restore = self.snapshot_count % self.mode.restore_interval == 0
-        snapshots = self.tasklet.snapshots
-        snapshots.save_now(SnapshotBarrier(self.snapshot_count))
+        self.tasklet.snapshots.save_now(SnapshotBarrier(self.snapshot_count))
         saved: list = []
         while not saved:
             self._step()  # save_to_snapshot(): the tasklet collects the entries as the outbox accepts them
             self._drain()
-            saved = snapshots.take_snapshots()
-        snapshots.take_barriers()
+            saved = self.tasklet.take_snapshots()
         if restore:
             self.tasklet.close(None)
             self.tasklet = None

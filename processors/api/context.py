@@ -27,7 +27,7 @@ from typing import Any
 
 from jetspark_base.errors import DagValidationError
 
-__all__ = ["Context"]
+__all__ = ["Context", "vertex_contexts"]
 
 
 def _default_guarantee() -> Any:
@@ -188,3 +188,19 @@ class Context:
             f"local_processor_index={self._local_processor_index}, member_index={self._member_index}, "
             f"local_parallelism={self._local_parallelism}, total_parallelism={self._total_parallelism})"
         )
+
+
+def vertex_contexts(vertex_name: str, g: int, local_parallelism: int, member_count: int,
+                    **job: Any) -> tuple[Context, Context]:
+    """The contexts a runtime gives processor ``g`` (global index) of a vertex: its member's
+    ``ProcessorSupplier`` context and the processor's own. ``job``: the other ``Context`` keywords, shared by
+    both (``job_id``, ``processing_guarantee``, ``driver``, ``unbounded``). Both runtimes build contexts here.
+
+    >>> supplier_ctx, ctx = vertex_contexts("map", 3, 2, 2)
+    >>> (supplier_ctx.member_index, ctx.global_processor_index, ctx.local_processor_index, ctx.total_parallelism)
+    (1, 3, 1, 4)
+    """
+    common = dict(vertex_name=vertex_name, total_parallelism=local_parallelism * member_count,
+                  local_parallelism=local_parallelism, member_index=g // local_parallelism,
+                  member_count=member_count, **job)
+    return Context(**common), Context(global_processor_index=g, local_processor_index=g % local_parallelism, **common)

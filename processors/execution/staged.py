@@ -1,7 +1,8 @@
 """The staged processor driver: :func:`drive` runs one processor over a stream of inbound batches, engine-free.
 
-The lifecycle itself lives in :class:`processors.execution.tasklet.ProcessorTasklet` (the one copy, shared with the
-pipelined runtime and ``verify_processor``); ``drive`` feeds it batch by batch and yields what it emits. The Spark staged runtime calls
+The lifecycle itself lives in :class:`processors.execution.tasklet.ProcessorTasklet` (the one state machine, shared with the
+pipelined runtime and ``verify_processor``; ``drive`` runs it with the ``STAGED`` policy) and ``drive`` feeds it
+batch by batch and yields what it emits. The Spark staged runtime calls
 :func:`drive` once per processor (one Spark partition of a vertex). Guarantees:
 
 1. ``init(outbox, context)`` first; ``close()`` last and always, also when ``init`` or any later call failed
@@ -31,8 +32,7 @@ pipelined runtime and ``verify_processor``); ``drive`` feeds it batch by batch a
    ``fill_buffer_fn`` waits for input), as in Jet. The driver never fails it for that; it backs off instead:
    after the n-th consecutive call without progress it sleeps :func:`back_off_seconds` ``(n)`` =
    ``IDLE_MIN_SLEEP * 2**(n-1)`` seconds, at most ``IDLE_MAX_SLEEP`` (10 ms), and any progress resets the
-   back-off. ``is_cooperative()`` is asked only on the first call without progress, so calls that make
-   progress pay nothing for this.
+   back-off. ``is_cooperative()`` is asked once, when the tasklet is made, so calls pay nothing for this.
 8. ``ProcessorMetrics`` counts items received per inbound ordinal and emitted per outbound ordinal.
 9. Watermarks (:mod:`processors.execution.staged_watermarks`): an inbound batch may be a ``Watermark`` (from the fused
    processor before, the only upstream of its edge) or a ``SenderWatermark`` (from upstream processor
@@ -49,15 +49,8 @@ import time
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from processors.execution.staged_watermarks import InboundWatermarks, SenderWatermark, split_watermarks
-from processors.execution.tasklet import (
-    NEEDS_INPUT,
-    NO_PROGRESS_LIMIT,
-    PROGRESS,
-    ProcessorMetrics,
-    ProcessorTasklet,
-    close_processor,
-    describe_processor,
-)
+from processors.execution.lifecycle import ProcessorMetrics, close_processor, describe_processor, priority_groups
+from processors.execution.tasklet import NEEDS_INPUT, NO_PROGRESS_LIMIT, PROGRESS, ProcessorTasklet
 from processors.api.watermark import Watermark
 
 __all__ = [
@@ -179,10 +172,7 @@ class _PriorityGroups:
 
     def __init__(self, priorities: Mapping[int, int]):
         self.priority_of = dict(priorities)
-        by_priority: dict[int, list[int]] = {}
-        for ordinal, priority in self.priority_of.items():
-            by_priority.setdefault(priority, []).append(ordinal)
-        self.pending = [(p, sorted(by_priority[p])) for p in sorted(by_priority)]  # groups not yet finished
+        self.pending = priority_groups(priorities)  # groups not yet finished
         self.current: int | None = None
 
     def enter(self, ordinal: int) -> list[int]:

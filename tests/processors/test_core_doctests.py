@@ -20,6 +20,8 @@ MODULES = [
     "processors.execution.stateless_loops",
     "processors.execution.staged_watermarks",
     "processors.execution.coalescer",
+    "processors.execution.tasklet",
+    "processors.execution.lifecycle",
 ]
 
 

@@ -2,7 +2,7 @@
 ProcessorTasklet: a lifecycle rule or message implemented once in the tasklet shows up identically in all three.
 
 Each test runs one processor three ways - ``verify_processor`` (Jet's TestSupport), ``drive`` (the staged
-runtime's driver) and a ``ProcessorTasklet(pipelined=True)`` stepped as the pipelined runner steps it - and
+runtime's driver) and a ``ProcessorTasklet(policy=PIPELINED)`` stepped as the pipelined runner steps it - and
 compares what the user sees."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from dag.errors import ProcessorContractError
 from processors import AbstractProcessor, Context, Processor, verify_processor
 from processors.execution.staged import drive
-from processors.execution.tasklet import NEEDS_INPUT, ProcessorTasklet
+from processors.execution.tasklet import NEEDS_INPUT, PIPELINED, ProcessorTasklet
 
 
 def _staged(processor, items=(1,)):
@@ -24,9 +24,9 @@ def _staged(processor, items=(1,)):
 def _pipelined(processor, items=(1,), restore=None):
     """Step ``processor`` as the pipelined runner does, until done (or it needs input it won't get)."""
     tasklet = ProcessorTasklet(processor, Context(), inbound_priorities={0: 0}, outbound_capacities=[1],
-                               pipelined=True, snapshot_aligned=None if restore is None else True)
+                               policy=PIPELINED, snapshot_aligned=None if restore is None else True)
     if restore is not None:
-        tasklet.snapshots.set_restore(restore)
+        tasklet.restore_snapshot(restore)
     failure = None
     try:
         tasklet.add_batch(0, list(items))

@@ -7,7 +7,7 @@ import pytest
 from dag.errors import ProcessorContractError
 from processors import AbstractProcessor, Context, Processor
 from processors.execution.coalescer import IDLE
-from processors.execution.tasklet import NEEDS_INPUT, PROGRESS, ProcessorTasklet
+from processors.execution.tasklet import NEEDS_INPUT, PIPELINED, PROGRESS, ProcessorTasklet
 from processors.api.watermark import Watermark
 
 
@@ -40,14 +40,15 @@ class Recorder(AbstractProcessor):
 
 def tasklet(processor, priorities=None, capacities=(16,), **kw):
     return ProcessorTasklet(processor, Context(vertex_name="v"), inbound_priorities={0: 0, 1: 0} if priorities is None else priorities,
-                            outbound_capacities=list(capacities), pipelined=True, **kw)
+                            outbound_capacities=list(capacities), policy=PIPELINED, **kw)
 
 
 def run(t, limit=100):
     out = []
     for _ in range(limit):
         result = t.step()
-        out += [x for _, items in t.take_output() for x in items]
+        for _, payload in t.take_output():
+            out += payload if isinstance(payload, list) else [payload]  # DONE, barriers: on their own
         if result == NEEDS_INPUT:
             break
     return out

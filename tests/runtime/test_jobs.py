@@ -24,6 +24,7 @@ from processors import (
     write_map_p,
 )
 from tests.support import numbers, unique, wait_for
+from tests.support.modes import MODES, ModeEngine
 from tests.support.processors import Emit, EmitsNone, Slow
 
 pytestmark = pytest.mark.spark
@@ -241,7 +242,8 @@ class TwoInsteadOfOne:
         pass
 
 
-def test_failure_when_supplier_returns_wrong_count_then_clear_error(engine):
+@pytest.mark.parametrize("mode", MODES, ids=lambda m: m.name.lower())
+def test_failure_when_supplier_returns_wrong_count_then_clear_error(engine, mode):
     from processors import ProcessorSupplier
 
     class Wrong(TwoInsteadOfOne, ProcessorSupplier):
@@ -249,8 +251,8 @@ def test_failure_when_supplier_returns_wrong_count_then_clear_error(engine):
 
     dag = DAG()
     dag.new_vertex("wrong", Wrong(), local_parallelism=1)
-    with pytest.raises(JobFailedError, match="Requested: 1, returned: 2") as info:
-        engine.new_job(dag).join()
+    with pytest.raises(JobFailedError, match="DagValidationError .*Requested: 1, returned: 2") as info:
+        ModeEngine(engine, mode).new_job(dag).join()
     assert info.value.vertex == "wrong"
 
 

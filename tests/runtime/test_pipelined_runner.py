@@ -9,7 +9,7 @@ from dag.runtime.pipelined.queues import DONE, Queue
 from dag.runtime.pipelined.runner import ProcessorRunner, _Outbound
 from dag.runtime.common.senders import Router, SenderSpec
 from processors import AbstractProcessor, Context
-from processors.execution.tasklet import ProcessorTasklet
+from processors.execution.tasklet import PIPELINED, ProcessorTasklet
 
 
 class Untouchable(AbstractProcessor):
@@ -25,11 +25,11 @@ def test_runner_when_restored_as_completed_then_sends_done_reports_and_ignores_p
                       queue_size=1024)
     outbound = [_Outbound(Router(spec, 0), lambda gd, entry: target.offer(entry))]
     tasklet = ProcessorTasklet(Untouchable(), Context(vertex_name="v"), inbound_priorities={},
-                               outbound_capacities=[1024], vertex_name="v", pipelined=True, snapshot_aligned=True)
+                               outbound_capacities=[1024], vertex_name="v", policy=PIPELINED, snapshot_aligned=True)
     reports = []
-    runner = ProcessorRunner("v", 0, tasklet, {}, outbound, True,
+    tasklet.restored_as_completed()
+    runner = ProcessorRunner("v", 0, tasklet, {}, outbound,
                              lambda vertex, g, sid, entries: reports.append((vertex, g, sid, entries)))
-    runner.skip = True
     runner.run_once()
     assert runner.finished and list(target.entries) == [DONE]
     # the coordinator's next snapshot and the phase 2 of the previous one reach the finished processor

@@ -1,9 +1,10 @@
 """Bounded queues between processors and the inbound side of an edge (pure Python).
 
 Every (sender processor, receiver processor, inbound ordinal) pair of an edge has one :class:`Queue`: a
-``deque`` of *entries*, each a list of items, a :class:`~processors.api.watermark.Watermark` or the end-of-stream
-mark :data:`DONE`. A queue is bounded by :data:`QUEUE_ENTRIES` entries (each list at most the edge's queue
-size, since an outbox bucket never holds more); a sender whose target queue is full keeps the entry pending
+``deque`` of *entries*, each a list of items, a :class:`~processors.api.watermark.Watermark`, a snapshot barrier or
+the end-of-stream mark :data:`DONE` (emitted by the tasklet, defined in ``processors/execution/lifecycle.py``). A queue is
+bounded by :data:`QUEUE_ENTRIES` entries (each list at most the edge's queue size, since an outbox bucket never
+holds more); a sender whose target queue is full keeps the entry pending
 and retries, and does not step its processor meanwhile: back-pressure from the slowest consumer to the source.
 ``deque.append``/``popleft``/``len`` are atomic in CPython, so a queue is safe between one producer thread
 (the sender's scheduler or a link reader) and one consumer thread.
@@ -24,6 +25,7 @@ from typing import Any
 
 from processors.execution.barrier import BarrierAligner, SnapshotBarrier
 from processors.execution.coalescer import WatermarkCoalescer
+from processors.execution.lifecycle import DONE
 from processors.api.watermark import Watermark
 
 __all__ = ["DONE", "QUEUE_ENTRIES", "Queue", "InboundEdge"]
@@ -32,17 +34,6 @@ QUEUE_ENTRIES = 4
 """Entries (lists of up to the edge's queue size items, watermarks, DONE) a queue holds before refusing."""
 
 
-class _Done:
-    """The end-of-stream mark (a singleton, also after pickling)."""
-
-    def __reduce__(self) -> str:
-        return "DONE"
-
-    def __repr__(self) -> str:
-        return "DONE"
-
-
-DONE = _Done()
 
 
 class Queue:
@@ -111,7 +102,7 @@ class InboundEdge:
                 continue
             if entry.__class__ is SnapshotBarrier:
                 if barriers.on_barrier(i, entry):  # type: ignore[union-attr]
-                    tasklet.snapshots.add_barrier(ordinal, entry)
+                    tasklet.add_barrier(ordinal, entry)
                     break
                 continue
             if entry is DONE:
@@ -120,7 +111,7 @@ class InboundEdge:
                 if barriers is not None:
                     pending = barriers.pending
                     if barriers.on_done(i):
-                        tasklet.snapshots.add_barrier(ordinal, pending)
+                        tasklet.add_barrier(ordinal, pending)
             elif isinstance(entry, Watermark):
                 wm = coalescer.observe_wm(i, entry.timestamp)
             else:

@@ -5,7 +5,10 @@ tasklet from its inbound edges (only the current priority group, only when the t
 step it routes the output with the edge's :class:`~dag.runtime.common.senders.Router` (watermarks go to every candidate,
 in order with the items) and offers each entry to the target queue, a local :class:`Queue` or a TCP link. An
 entry that does not fit stays pending, and the tasklet is not stepped until every pending entry left: that is
-the back-pressure. When the tasklet is done the runner sends ``DONE`` to every candidate of every outbound edge.
+the back-pressure. The runner keeps no state of the processor's lifecycle: ``DONE`` and snapshot barriers come out
+of the tasklet's output like items (the runner sends them to every candidate of the edge), a snapshot request or
+phase-2 message from the driver is handed to the tasklet, and the saves it completed are stored and reported
+before their barrier leaves.
 
 :class:`TaskRunners` builds the runners of task ``t`` and runs them: the cooperative ones round-robin in the
 task's thread, backing off (up to :data:`MAX_IDLE_WAIT`) on a wake-up event when a round made no progress;
@@ -27,15 +30,18 @@ from typing import Any, Callable
 from dag.runtime.common.failures import mark_infrastructure, mark_origin
 from dag.runtime.common.metrics import EMITTED, LAST_FORWARDED_WM, QUEUES_CAPACITY, QUEUES_SIZE, RECEIVED
 from dag.runtime.pipelined.links import Links
-from dag.runtime.pipelined.queues import DONE, QUEUE_ENTRIES, InboundEdge, Queue
+from dag.runtime.pipelined.queues import QUEUE_ENTRIES, InboundEdge, Queue
 from dag.runtime.pipelined.snapshots import StampedClient, TaskSnapshots
 from dag.runtime.common.senders import Router
-from processors.execution.barrier import SnapshotBarrier
+from processors.api.context import vertex_contexts
 from processors.execution.staged import back_off_seconds
-from processors.execution.tasklet import PROGRESS, ProcessorTasklet, close_processor
+from processors.execution.lifecycle import open_processors
+from processors.execution.tasklet import PIPELINED, PROGRESS, ProcessorState, ProcessorTasklet
 from processors.api.watermark import Watermark
 
 __all__ = ["ProcessorRunner", "TaskRunners", "MAX_IDLE_WAIT"]
+
+_END = ProcessorState.END
 
 MAX_IDLE_WAIT = 0.001
 """The longest wait (seconds) of an idle cooperative scheduler before it looks again (an arriving entry wakes
@@ -69,40 +75,46 @@ class _Outbound:
         elif start < len(items):
             out.extend((self.deliver, t, part) for t, part in self.route(items[start:]))
 
+    def broadcast(self, entry: Any, out: deque) -> None:
+        """``DONE`` or a snapshot barrier, to every candidate consumer."""
+        out.extend((self.deliver, t, entry) for t in self.candidates)
+
 
 class ProcessorRunner:
-    """One processor of the task (see the module docstring)."""
+    """One processor of the task (see the module docstring): it routes, the tasklet decides."""
 
-    __slots__ = ("vertex", "g", "tasklet", "inbound", "outbound", "pending", "finished", "cooperative", "control",
-                 "on_snapshot", "skip")
+    __slots__ = ("vertex", "g", "tasklet", "inbound", "outbound", "pending", "control", "on_snapshot")
 
     def __init__(self, vertex: str, g: int, tasklet: ProcessorTasklet, inbound: dict[int, InboundEdge],
-                 outbound: list[_Outbound], cooperative: bool, on_snapshot: Callable | None = None):
+                 outbound: list[_Outbound], on_snapshot: Callable | None = None):
         self.vertex, self.g, self.tasklet = vertex, g, tasklet
         self.inbound, self.outbound = inbound, outbound
         self.pending: deque = deque()
-        self.finished = False
-        self.cooperative = cooperative
-        self.control: deque = deque()  # ("snapshot", id) | ("finish", id, success), from the driver
+        self.control: deque = deque()  # ("snapshot", id) | ("finish", id, success), from the driver's thread
         self.on_snapshot = on_snapshot  # (vertex, g, snapshot_id, entries or None when done)
-        self.skip = False  # restored as completed: emit DONE without running the processor
+
+    @property
+    def cooperative(self) -> bool:
+        """Whether the processor runs in the task's cooperative scheduler (else in a thread of its own)."""
+        return self.tasklet.cooperative
+
+    @property
+    def finished(self) -> bool:
+        """The tasklet emitted ``DONE`` (``END``): only snapshot requests and phase-2 calls remain."""
+        return self.tasklet.state is _END
 
     def has_control(self) -> bool:
         """True when a snapshot request or phase-2 call waits (also for a finished processor)."""
-        return bool(self.control) or bool(self.tasklet.snapshots is not None and self.tasklet.snapshots.finishes)
+        return bool(self.control) or self.tasklet.phase_two_pending
 
     def _apply_control(self) -> None:
-        snapshots, control = self.tasklet.snapshots, self.control
+        tasklet, control = self.tasklet, self.control
         while control:
             message = control.popleft()
             if message[0] == "finish":
-                if not self.skip:  # restored as completed it prepared nothing; a queued
-                    # phase 2 would never run and keep the task from ending
-                    snapshots.add_finish(message[1], message[2])
-            elif self.finished or self.tasklet.is_done or self.skip:
-                self.on_snapshot(self.vertex, self.g, message[1], None)
+                tasklet.on_snapshot_completed(message[1], message[2])
             else:
-                snapshots.request(SnapshotBarrier(message[1]))
+                tasklet.request_snapshot(message[1])
 
     def run_once(self) -> bool:
         """Flush, feed, step and route once; True when anything moved."""
@@ -113,45 +125,32 @@ class ProcessorRunner:
             if pending:
                 return progress
         tasklet = self.tasklet
-        snapshots = tasklet.snapshots
         if self.control:
             self._apply_control()
-        if self.finished:
-            if snapshots is not None and snapshots.finishes and not self.skip:
-                tasklet.step()
-                return True
-            return progress
-        if self.skip or tasklet.is_done:
-            for edge in self.outbound:
-                pending.extend((edge.deliver, t, DONE) for t in edge.candidates)
-            self.finished = True
-            self._flush()
-            return True
         if tasklet.wants_input():
+            snapshots = tasklet.snapshots
             for o in tasklet.current_ordinals():
-                if not (snapshots is not None and snapshots.blocked(o)) and self.inbound[o].drain_into(tasklet):
+                if not (snapshots is not None and snapshots.aligner.blocked(o)) and self.inbound[o].drain_into(tasklet):
                     progress = True
         result = tasklet.step()
         out = tasklet.take_output()
         if out:
             outbound = self.outbound
-            for o, items in out:
-                outbound[o].entries(items, pending)
-        if snapshots is not None and (snapshots.snapshots or snapshots.barriers):
-            self._snapshot_done(snapshots)
-            out = True
+            for o, payload in out:
+                if payload.__class__ is list:
+                    outbound[o].entries(payload, pending)
+                else:  # DONE or a snapshot barrier: to every consumer, after the items before it
+                    outbound[o].broadcast(payload, pending)
+        if self.on_snapshot is not None:
+            saved = tasklet.take_snapshots()
+            if saved:
+                for snapshot_id, entries in saved:  # stored and reported before the barrier leaves
+                    self.on_snapshot(self.vertex, self.g, snapshot_id, entries)
+                out = True
         if out:
             self._flush()
             return True
         return progress or result == PROGRESS
-
-    def _snapshot_done(self, snapshots: Any) -> None:
-        """Store and report the saves that completed, then forward their barriers after the items."""
-        for snapshot_id, entries in snapshots.take_snapshots():
-            self.on_snapshot(self.vertex, self.g, snapshot_id, entries)
-        for barrier in snapshots.take_barriers():
-            for edge in self.outbound:
-                self.pending.extend((edge.deliver, t, barrier) for t in edge.candidates)
 
     def _flush(self) -> bool:
         pending = self.pending
@@ -208,13 +207,9 @@ class TaskRunners:
 
     # ------------------------------------------------------------------ building
     def _contexts(self, vertex: Any, g: int, driver: Any) -> tuple[Any, Any]:
-        from processors.api.context import Context
-
-        lp, members = vertex.local_parallelism, self.layout.members
-        common = dict(vertex_name=vertex.name, job_id=self.spec.job_id, total_parallelism=lp * members,
-                      local_parallelism=lp, member_index=g // lp, member_count=members,
-                      processing_guarantee=self.spec.guarantee, driver=driver, unbounded=self.spec.unbounded)
-        return Context(**common), Context(global_processor_index=g, local_processor_index=g % lp, **common)
+        return vertex_contexts(vertex.name, g, vertex.local_parallelism, self.layout.members,
+                               job_id=self.spec.job_id, processing_guarantee=self.spec.guarantee, driver=driver,
+                               unbounded=self.spec.unbounded)
 
     def _member_processors(self, vertex: Any, g: int, cache: dict, mine: list) -> dict:
         """``{g: processor}`` for this task's processors of ``g``'s member (suppliers asked once per member)."""
@@ -225,15 +220,9 @@ class TaskRunners:
             supplier_ctx, _ = self._contexts(vertex, m * lp, None)
             supplier.init(supplier_ctx)
             self.suppliers.append((vertex.name, supplier))
-            processors = list(supplier.get(lp))
-            if len(processors) != lp:
-                raise ValueError(f"ProcessorSupplier of vertex '{vertex.name}' returned {len(processors)} processors "
-                                 f"for get({lp}); get(count) must return exactly count processors")
             wanted = {h % lp for name, h in mine if name == vertex.name and h // lp == m}
-            for i, p in enumerate(processors):  # Jet closes every processor it created
-                if i not in wanted:
-                    close_processor(p, f"{type(p).__name__} of vertex '{vertex.name}'", None)
-            cache[(vertex.name, m)] = {m * lp + i: p for i, p in enumerate(processors) if i in wanted}
+            processors = open_processors(supplier, lp, vertex.name, keep=wanted)
+            cache[(vertex.name, m)] = {m * lp + i: p for i, p in processors.items()}
         return cache[(vertex.name, m)]
 
     def _runner(self, vertex: Any, g: int, processor: Any, driver: Any) -> ProcessorRunner:
@@ -242,7 +231,7 @@ class TaskRunners:
         snapshots = self.snapshots
         aligned = None if snapshots is None else snapshots.spec.aligned
         tasklet = ProcessorTasklet(processor, ctx, inbound_priorities=vertex.priorities,
-                                   outbound_capacities=vertex.capacities, vertex_name=vertex.name, pipelined=True,
+                                   outbound_capacities=vertex.capacities, vertex_name=vertex.name, policy=PIPELINED,
                                    max_watermark_retain_ms=spec.max_watermark_retain_ms, snapshot_aligned=aligned)
         inbound = {}
         for el in vertex.inbound:
@@ -253,17 +242,15 @@ class TaskRunners:
                 queues.append(queue)
             inbound[el.dest_ordinal] = InboundEdge(el.dest_ordinal, queues, spec.max_watermark_retain_ms, aligned)
         outbound = [_Outbound(Router(el.spec, g), self._deliverer(el, g)) for el in vertex.outbound]
-        cooperative = bool(getattr(processor, "is_cooperative", lambda: True)())
         if snapshots is None:
-            return ProcessorRunner(vertex.name, g, tasklet, inbound, outbound, cooperative)
-        runner = ProcessorRunner(vertex.name, g, tasklet, inbound, outbound, cooperative, snapshots.on_snapshot)
+            return ProcessorRunner(vertex.name, g, tasklet, inbound, outbound)
         if snapshots.is_done(vertex.name, g):
-            runner.skip = True
+            tasklet.restored_as_completed()
         else:
             entries = snapshots.entries_for(vertex.name, g, vertex.total_parallelism)
             if entries is not None:
-                tasklet.snapshots.set_restore(entries)
-        return runner
+                tasklet.restore_snapshot(entries)
+        return ProcessorRunner(vertex.name, g, tasklet, inbound, outbound, snapshots.on_snapshot)
 
     def control(self, messages: list[tuple]) -> None:
         """Hand the driver's snapshot instructions to every processor of the task (any thread)."""
@@ -333,7 +320,7 @@ class TaskRunners:
             progress = False
             active = False
             for r in runners:
-                if r.finished and not r.pending and not r.has_control():
+                if r.tasklet.state is _END and not r.pending and not r.has_control():  # finished
                     continue
                 active = True
                 try:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
-from jetspark_base.errors import DagValidationError, ProcessorContractError
+from jetspark_base.errors import ProcessorContractError
 from dag.planner.physical_plan import VertexKind
 from dag.runtime.staged.dealer import dealt_chunks
 from dag.runtime.common.failures import encode_failure, mark_origin
@@ -232,14 +232,11 @@ def _merged_broadcasts(vt: VertexTask, g: int, main: Iterable[tuple[int, list]])
 
 
 def _contexts(vt: VertexTask, g: int) -> tuple[Any, Any]:
-    from processors.api.context import Context
+    from processors.api.context import vertex_contexts
 
-    lp = vt.local_parallelism
-    common = dict(vertex_name=vt.name, job_id=vt.job_id, total_parallelism=lp * vt.members, local_parallelism=lp,
-                  member_index=g // lp, member_count=vt.members, processing_guarantee=vt.guarantee,
-                  driver=vt.channel.client() if vt.channel is not None else None)  # map lookups (map.get)
-    supplier_ctx = Context(**common)
-    return supplier_ctx, Context(global_processor_index=g, local_processor_index=g % lp, **common)
+    return vertex_contexts(vt.name, g, vt.local_parallelism, vt.members, job_id=vt.job_id,
+                           processing_guarantee=vt.guarantee,
+                           driver=vt.channel.client() if vt.channel is not None else None)  # map lookups (map.get)
 
 
 def _run_vertex(vt: VertexTask, g: int, stream: Iterator, counters: dict) -> Iterator[tuple[int, list]]:
@@ -263,7 +260,7 @@ def _run_processor(vt: VertexTask, g: int, stream: Iterator, counters: dict) -> 
 def _opened(vt: VertexTask, g: int, counters: dict) -> Iterator[tuple[Any, Any, Any]]:
     """Processor g of ``vt`` from its member's supplier (``init``, ``get``, the siblings closed), with its log
     records forwarded; yields ``(processor, context, metrics)``; records the metrics and closes the supplier."""
-    from processors.execution.staged import ProcessorMetrics, close_processor
+    from processors.execution.lifecycle import ProcessorMetrics, open_processors
 
     supplier_ctx, ctx = _contexts(vt, g)
     supplier = vt.suppliers[g // vt.local_parallelism]  # type: ignore[index]
@@ -271,20 +268,11 @@ def _opened(vt: VertexTask, g: int, counters: dict) -> Iterator[tuple[Any, Any, 
     metrics = ProcessorMetrics()
     try:
         supplier.init(supplier_ctx)
-        processors = list(supplier.get(vt.local_parallelism))
-        if len(processors) != vt.local_parallelism:
-            raise DagValidationError(
-                f"ProcessorSupplier failed to return the requested number of processors for vertex '{vt.name}'. "
-                f"Requested: {vt.local_parallelism}, returned: {len(processors)}; get(count) must return exactly "
-                "count processors"
-            )
-        mine = g % vt.local_parallelism
-        for i, sibling in enumerate(processors):  # this task runs one of the member's L processors; Jet closes
-            if i != mine:                         # every processor it created, initialised or not
-                close_processor(sibling, f"{type(sibling).__name__} of vertex '{vt.name}'", None)
+        mine = g % vt.local_parallelism  # this task runs one of the member's L processors
+        processor = open_processors(supplier, vt.local_parallelism, vt.name, keep={mine})[mine]
         level = vt.log_levels[g] if vt.log_levels is not None else None
         with forwarding(ctx.logger, vt.channel, level):
-            yield processors[mine], ctx, metrics
+            yield processor, ctx, metrics
     except BaseException as exc:
         failure = exc
         mark_origin(exc, vt.name, g)
