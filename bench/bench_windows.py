@@ -53,7 +53,8 @@ from typing import Any, Callable
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dag.planner.physical_plan import EdgeOp, Route  # noqa: E402
-from dag.runtime.pipelined.queues import DONE, InboundEdge, Queue  # noqa: E402
+from dag.runtime.pipelined.queues import InboundEdge, Queue  # noqa: E402
+from processors.execution.lifecycle import DONE  # noqa: E402
 from dag.runtime.pipelined.runner import ProcessorRunner, _Outbound  # noqa: E402
 from dag.runtime.common.senders import Router, SenderSpec  # noqa: E402
 from edges.partitioner import Partitioner  # noqa: E402

@@ -37,7 +37,7 @@ _EXPORTS: dict[str, str] = {
     # runtime
     "Engine": "dag.runtime.engine",
     "Job": "dag.runtime.job",
-    "JobStatus": "dag.runtime.job",
+    "JobStatus": "dag.runtime.common.status",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -63,5 +63,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
                             ProcessorContractError, RestartableError)
     from dag.model import DAG
     from dag.runtime.engine import Engine
-    from dag.runtime.job import Job, JobStatus
+    from dag.runtime.common.status import JobStatus
+    from dag.runtime.job import Job
     from dag.vertex import Vertex

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from dag.runtime.common.metrics import JobMetrics
     from dag.runtime.runtime import EngineServices, Runtime
 
-__all__ = ["Job", "JobStatus", "await_tasks_gone"]
+__all__ = ["Job"]
 
 LOG_TAIL = 200
 """How many of its processors' latest forwarded log records a job keeps (``recent_logs()``, the web page)."""

@@ -49,14 +49,11 @@ import time
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from processors.execution.staged_watermarks import InboundWatermarks, SenderWatermark, split_watermarks
-from processors.execution.lifecycle import ProcessorMetrics, close_processor, describe_processor, priority_groups
-from processors.execution.tasklet import NEEDS_INPUT, NO_PROGRESS_LIMIT, PROGRESS, ProcessorTasklet
+from processors.execution.lifecycle import ProcessorMetrics, priority_groups
+from processors.execution.tasklet import NEEDS_INPUT, PROGRESS, ProcessorTasklet
 from processors.api.watermark import Watermark
 
-__all__ = [
-    "drive", "ProcessorMetrics", "NO_PROGRESS_LIMIT", "IDLE_MIN_SLEEP", "IDLE_MAX_SLEEP", "describe_processor",
-    "close_processor", "back_off_seconds", "run_steps",
-]
+__all__ = ["drive", "IDLE_MIN_SLEEP", "IDLE_MAX_SLEEP", "back_off_seconds", "run_steps"]
 
 IDLE_MIN_SLEEP = 25e-6
 """Seconds a non-cooperative processor's first call without progress is followed by; doubles per such call."""

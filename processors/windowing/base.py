@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from jetspark_base.errors import DagValidationError, ProcessorContractError
 from processors.aggregate.operation import AggregateOperation
-from processors.execution.staged import describe_processor
+from processors.execution.lifecycle import describe_processor
 from processors.api.processor import AbstractProcessor
 from processors.library.stateless import BuiltinSupplier, check_callable
 from processors.windowing.definitions import MIN_WATERMARK, BroadcastKey

@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from jetspark_base.errors import DagValidationError, ProcessorContractError
-from processors.execution.staged import describe_processor
+from processors.execution.lifecycle import describe_processor
 from processors.windowing.event_time import EventTimeMapper, WmGenParams
 from processors.api.processor import AbstractProcessor
 from processors.library.stateless import BuiltinSupplier

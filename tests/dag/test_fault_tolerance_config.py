@@ -7,7 +7,7 @@ import pytest
 from pydantic import ValidationError
 
 from dag import DagError, EngineConfig, JobConfig, RestartableError
-from dag.runtime.job import JobStatus
+from dag import JobStatus
 from processors import Processor, peek_input_p
 
 

@@ -28,7 +28,7 @@ from processors.execution.coalescer import WatermarkCoalescer
 from processors.execution.lifecycle import DONE
 from processors.api.watermark import Watermark
 
-__all__ = ["DONE", "QUEUE_ENTRIES", "Queue", "InboundEdge"]
+__all__ = ["QUEUE_ENTRIES", "Queue", "InboundEdge"]
 
 QUEUE_ENTRIES = 4
 """Entries (lists of up to the edge's queue size items, watermarks, DONE) a queue holds before refusing."""

@@ -11,7 +11,7 @@ from dag.errors import DagValidationError, ProcessorContractError
 from processors import (
     Context, Inbox, Outbox, ProcessorMetaSupplier, SinkBuilder, SourceBuilder, Watermark, verify_processor,
 )
-from processors.execution import staged as driver
+from processors.execution import staged
 from processors.io.text_streams import is_stream_source
 from processors.io.connector_builders import BatchSource, BuiltSink, SourceBuffer, StreamSource, TimestampedSourceBuffer
 from processors.execution.staged import drive
@@ -432,7 +432,7 @@ def test_stream_source_when_driven_then_bounded_outputs_and_close_destroys_state
 
 def test_stream_source_when_no_data_ready_for_long_then_driver_backs_off_instead_of_failing(monkeypatch):
     sleeps = []
-    monkeypatch.setattr(driver, "_sleep", sleeps.append)
+    monkeypatch.setattr(staged, "_sleep", sleeps.append)
     polls = []
 
     def fill(state, buf):  # data arrives only at the 2000th poll
@@ -444,7 +444,7 @@ def test_stream_source_when_no_data_ready_for_long_then_driver_backs_off_instead
     batches = drive(proc, Context(), inbound=[], inbound_priorities={}, outbound_capacities=[4])
     assert next(batches) == (0, [2000])
     batches.close()
-    assert len(sleeps) == 1999 and max(sleeps) == driver.IDLE_MAX_SLEEP
+    assert len(sleeps) == 1999 and max(sleeps) == staged.IDLE_MAX_SLEEP
 
 
 def test_distributed_stream_source_snapshots_per_processor_and_restore_gets_all_states():

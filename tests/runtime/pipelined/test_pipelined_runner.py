@@ -5,7 +5,8 @@ from __future__ import annotations
 import threading
 
 from dag.planner.physical_plan import EdgeOp, Route
-from dag.runtime.pipelined.queues import DONE, Queue
+from dag.runtime.pipelined.queues import Queue
+from processors.execution.lifecycle import DONE
 from dag.runtime.pipelined.runner import ProcessorRunner, _Outbound
 from dag.runtime.common.senders import Router, SenderSpec
 from processors import AbstractProcessor, Context

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from processors import TimestampedEntry
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _script():

@@ -7,8 +7,10 @@ import pytest
 
 from dag.errors import ProcessorContractError
 from processors import AbstractProcessor, Context, Processor
-from processors.execution import staged as driver
-from processors.execution.staged import IDLE_MAX_SLEEP, IDLE_MIN_SLEEP, NO_PROGRESS_LIMIT, ProcessorMetrics, drive
+from processors.execution import staged
+from processors.execution.lifecycle import ProcessorMetrics
+from processors.execution.staged import IDLE_MAX_SLEEP, IDLE_MIN_SLEEP, drive
+from processors.execution.tasklet import NO_PROGRESS_LIMIT
 from processors.api.processor import BatchTransform
 
 
@@ -234,12 +236,12 @@ class Waiting(Processor):
 def sleeps(monkeypatch):
     """The back-off sleeps the driver asks for (recorded instead of slept)."""
     recorded = []
-    monkeypatch.setattr(driver, "_sleep", recorded.append)
+    monkeypatch.setattr(staged, "_sleep", recorded.append)
     return recorded
 
 
 def test_driver_back_off_sleeps_for_real_by_default():
-    assert driver._sleep is time.sleep
+    assert staged._sleep is time.sleep
 
 
 @pytest.mark.parametrize("inbound, priorities", [([], {}), ([(0, [1])], {0: 0})], ids=["complete", "process"])

@@ -19,7 +19,7 @@ import pytest
 
 from dag import (DAG, Engine, EngineConfig, ExecutionMode, JobConfig, JobFailedError, ProcessingGuarantee,
                  RestartableError)
-from dag.runtime.job import JobStatus
+from dag import JobStatus
 from edges import between
 from processors import (AbstractProcessor, Processor, aggregate_by_key_p, counting, write_file_p,
                         write_list_p)

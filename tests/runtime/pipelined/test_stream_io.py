@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from dag import DAG, Engine, EngineConfig
-from dag.runtime.job import JobStatus
+from dag import JobStatus
 from edges import between
 from processors import JournalInitialPosition, map_p, stream_files_p, stream_map_p, write_list_p, write_map_p
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 sys.path.insert(0, str(EXAMPLES))
 
 import network_source  # noqa: E402
