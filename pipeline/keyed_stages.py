@@ -31,7 +31,7 @@ from pipeline import aggregate_ops, map_lookups, stateful_ops, stateless_ops
 from pipeline.arg_checks import check_op, check_same_pipeline, check_single_input_op, co_aggregate_args
 from pipeline.async_service import DEFAULT_ASYNC_TIMEOUT_S
 from pipeline.join import ItemsByTag, Tag
-from pipeline.transform_graph import Transform, TransformGraph
+from pipeline.transform_graph import Transform, TransformHandle
 from pipeline.window_aggregate import WindowDefinition
 from processors.aggregate.operation import AggregateOperation
 from processors.api.context_factory import ContextFactory
@@ -72,29 +72,14 @@ class NeedsWindow:
         self._batch_only("distinct()")
 
 
-class StageWithKey(Generic[S]):
+class StageWithKey(TransformHandle, Generic[S]):
     """Base of the keyed stages: the transform of the stage it came from, ``key_fn``, and the kind of that
     stage (``S``, e.g. ``BatchStage``), which the keyed operations return."""
 
     def __init__(self, transform: Transform, key_fn: Callable[[Any], Any], plain: type[S]):
-        self._transform = transform
+        super().__init__(transform)
         self.key_fn = key_fn
         self._plain = plain
-
-    @property
-    def transform(self) -> Transform:
-        """The transform of the stage this keyed stage came from."""
-        return self._transform
-
-    @property
-    def name(self) -> str:
-        """The name of the stage this keyed stage came from."""
-        return self._transform.name
-
-    @property
-    def pipeline(self) -> TransformGraph:
-        """The pipeline this stage belongs to."""
-        return self._transform.graph
 
     def map_using_service(self, service_factory: Any, fn: Callable[[Any, Any, Any], Any]) -> S:
         """``fn(service, key, item)``; items of one key always meet the same processor (Jet 4's keyed form)."""

@@ -43,7 +43,7 @@ from pipeline.arg_checks import check_callable, check_same_pipeline, co_aggregat
 from pipeline.async_service import DEFAULT_ASYNC_TIMEOUT_S
 from pipeline.join import ItemsByTag, JoinClause, Tag
 from pipeline.keyed_stages import BatchStageWithKey, NeedsWindow, StageWithWindow, StreamStageWithKey
-from pipeline.transform_graph import Transform, TransformGraph
+from pipeline.transform_graph import Transform, TransformHandle
 from pipeline.window_aggregate import WindowDefinition
 from processors.aggregate.operation import AggregateOperation
 from processors.api.context_factory import ContextFactory
@@ -54,26 +54,8 @@ R = TypeVar("R")
 S = TypeVar("S", bound="GeneralStage")
 
 
-class Stage:
+class Stage(TransformHandle):
     """Base of all stages: the handle on one transform; ``name``, ``set_name``, ``set_local_parallelism``."""
-
-    def __init__(self, transform: Transform):
-        self._transform = transform
-
-    @property
-    def transform(self) -> Transform:
-        """The transform this stage is a handle on (its node of the pipeline's transform graph)."""
-        return self._transform
-
-    @property
-    def name(self) -> str:
-        """The stage's name (its vertex name, before ``-2``/``-3`` for repeated names)."""
-        return self._transform.name
-
-    @property
-    def pipeline(self) -> TransformGraph:
-        """The pipeline this stage belongs to."""
-        return self._transform.graph
 
     def set_name(self, name: str) -> Self:
         """Name the stage (its vertex name); returns the stage."""

@@ -108,3 +108,26 @@ class TransformGraph:
         for transform in self._transforms:
             transform.add_to_dag(planner)
         return planner.build()
+
+
+class TransformHandle:
+    """What every stage handle is: a view of one transform of the graph, with its name and its pipeline. The
+    stages (``pipeline.stages``) and keyed stages (``pipeline.keyed_stages``) add the operations."""
+
+    def __init__(self, transform: Transform):
+        self._transform = transform
+
+    @property
+    def transform(self) -> Transform:
+        """The transform this handle views (for a keyed stage: the transform of the stage it came from)."""
+        return self._transform
+
+    @property
+    def name(self) -> str:
+        """The transform's name (its vertex name, before ``-2``/``-3`` for repeated names)."""
+        return self._transform.name
+
+    @property
+    def pipeline(self) -> TransformGraph:
+        """The pipeline this stage belongs to."""
+        return self._transform.graph
