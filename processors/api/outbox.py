@@ -15,8 +15,10 @@ how ``verify_processor`` recognises it to report it as an ``AssertionError``):
    is copied at once (pickled, as Jet serialises it), so the processor may keep mutating its state.
 
 ``block()`` makes the outbox refuse new items while still accepting a pending (previously refused) one, as
-Jet's test outbox does. Internal, for drivers: ``drain(ordinal)``, ``drain_snapshot()``, ``reset()``,
-``block()``/``unblock()``, ``is_full(ordinal)``, and the ``owner``/``call`` strings used in error messages.
+Jet's test outbox does. Internal, for the execution kernel (``processors/execution``): the tasklet takes the
+buckets' items directly after each processor call (``_buckets``, ``reset()``) and the snapshot bucket's with
+``drain_snapshot()``; ``drain(ordinal)`` (one bucket, for tests), ``block()``/``unblock()``, ``is_full(ordinal)``,
+and the ``owner``/``call`` strings used in error messages.
 
 >>> box = Outbox([1, 2])
 >>> box.offer("a"), box.offer("b", 1), box.offer("c")

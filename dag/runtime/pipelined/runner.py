@@ -237,8 +237,8 @@ class TaskRunners:
         for el in vertex.inbound:
             source_p = layout.vertices[el.source].total_parallelism
             queues = []
-            for gs in el.senders_to(g, source_p):
-                queue = self.queues[(vertex.name, g, el.dest_ordinal, gs)] = Queue(self.wake)
+            for sender in el.senders_to(g, source_p):
+                queue = self.queues[(vertex.name, g, el.dest_ordinal, sender)] = Queue(self.wake)
                 queues.append(queue)
             inbound[el.dest_ordinal] = InboundEdge(el.dest_ordinal, queues, spec.max_watermark_retain_ms, aligned)
         outbound = [_Outbound(Router(el.spec, g), self._deliverer(el, g)) for el in vertex.outbound]
@@ -258,21 +258,24 @@ class TaskRunners:
             r.control.extend(messages)
         self.wake.set()
 
-    def _deliverer(self, el: Any, gs: int) -> Callable[[int, Any], bool]:
-        layout, t, queues = self.layout, self.t, self.queues
-        dest, o = el.dest, el.dest_ordinal
+    def _deliverer(self, edge: Any, sender: int) -> Callable[[int, Any], bool]:
+        """``deliver(target, entry)`` for processor ``sender``'s side of ``edge``: into the target processor's
+        queue when it runs in this task (the queue is looked up once per target), else over the link to the
+        task that runs it."""
+        layout, this_task, queues = self.layout, self.t, self.queues
+        dest, ordinal = edge.dest, edge.dest_ordinal
         local: dict[int, Queue] = {}
 
-        def deliver(gd: int, entry: Any) -> bool:
-            queue = local.get(gd)
+        def deliver(target: int, entry: Any) -> bool:
+            queue = local.get(target)
             if queue is not None:
                 return queue.offer(entry)
-            key = (dest, gd, o, gs)
-            u = layout.task_of(dest, gd)
-            if u == t:
-                local[gd] = queues[key]
-                return local[gd].offer(entry)
-            return self.links.offer(u, key, entry)  # type: ignore[union-attr]
+            key = (dest, target, ordinal, sender)
+            task = layout.task_of(dest, target)
+            if task == this_task:
+                queue = local[target] = queues[key]
+                return queue.offer(entry)
+            return self.links.offer(task, key, entry)  # type: ignore[union-attr]
 
         return deliver
 
