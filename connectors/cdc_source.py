@@ -6,8 +6,8 @@ chunk; when it is out, the position moves; when no chunk is left it reads the ne
 poll of the slot at most every :data:`POLL_INTERVAL_S`). A snapshot therefore saves a position that covers
 exactly the transactions emitted completely.
 
-State in a snapshot (one entry, key ``"postgres-cdc"``): ``{"phase": "sync"}`` while the initial rows are read,
-then ``{"phase": "stream", "slot": name, "position": lsn}``.
+State in a snapshot (one entry, key ``"postgres-cdc"``): ``{"phase": "stream", "slot": name, "position": lsn}``.
+No snapshot is saved during the initial SYNC: one requested then waits for its end (see ``save_to_snapshot``).
 """
 
 from __future__ import annotations
@@ -80,12 +80,25 @@ class StreamPostgresCdcP(Processor):
 
     # ---------------------------------------------------------------- snapshots
     def save_to_snapshot(self) -> bool:
-        state = ({"phase": "stream", "slot": self._slot, "position": self._position} if self._phase == "stream"
-                 else {"phase": "sync"})
-        return self._outbox.offer_to_snapshot(_SNAPSHOT_KEY, state)
+        """Save the stream position; during the initial SYNC, go on with the SYNC instead and save after it.
+
+        The SYNC reads through the snapshot that creating the slot exported, which dies with its session, so it
+        cannot resume after a restart. A snapshot requested during it therefore waits (``False``: called again)
+        while each call emits the next SYNC rows, so every SYNC row is before the barrier; a job that fails
+        before that snapshot completes restarts with nothing restored and reads the tables once more, while an
+        exactly-once sink rolls back what it wrote of the first reading. Every SYNC row thus reaches such a sink
+        once; the price is that a job's first snapshot completes only after its SYNC.
+        """
+        if self._phase != "stream":
+            self.complete()
+            return False
+        if not self._drain():  # the last SYNC rows (position None) go before the barrier too
+            return False
+        return self._outbox.offer_to_snapshot(_SNAPSHOT_KEY,
+                                              {"phase": "stream", "slot": self._slot, "position": self._position})
 
     def snapshot_commit_prepare(self) -> bool:
-        self._prepared.append(self._position if self._phase == "stream" else 0)
+        self._prepared.append(self._position)
         return True
 
     def snapshot_commit_finish(self, success: bool) -> bool:
@@ -162,9 +175,6 @@ class StreamPostgresCdcP(Processor):
             self._phase, self._position = "stream", restored["position"]
             self._queued = self._confirmed = self._position
             return
-        if restored.get("phase") == "sync":
-            self._log.warning("%s: restarted during the initial SYNC; reading the tables again from a new slot",
-                              self._what)
         try:
             self._begin_sync(psycopg)
         except Exception as exc:  # noqa: BLE001

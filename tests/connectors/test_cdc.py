@@ -381,6 +381,37 @@ def test_cdc_source_when_snapshot_completes_then_server_may_discard_only_up_to_i
         drop_slot(config)
 
 
+def test_cdc_source_when_snapshot_requested_during_sync_then_it_waits_for_the_sync_and_every_row_precedes_it(
+        postgres):
+    """Engine-free: the SYNC cannot resume after a restart (its exported snapshot dies with the session), so a
+    snapshot requested while it runs is saved only after the last SYNC row was emitted; until then each
+    ``save_to_snapshot()`` call goes on with the SYNC and answers False."""
+    from connectors.cdc import drop_slot
+    from connectors.cdc_source import _FETCH, StreamPostgresCdcP
+    from processors import Context
+
+    rows = 2 * _FETCH + 100  # several chunks of SYNC rows
+    table = _orders(postgres, rows)
+    config = _source(postgres, table).supplier._config  # noqa: SLF001 - the built source's configuration
+    proc, out = StreamPostgresCdcP(config), _Outbox()
+    proc.init(out, Context(vertex_name="cdc", processing_guarantee=EXACTLY_ONCE))
+    try:
+        proc.complete()  # starts: creates the slot, opens the SYNC
+        calls = 0
+        while not proc.save_to_snapshot():
+            calls += 1
+            assert not out.snapshot, "saved before the SYNC ended"
+            assert calls < 100, f"the SYNC did not end ({len(out.items)} of {rows} rows)"
+        assert calls > 2  # the save went on with the SYNC over several calls
+        assert [r.operation() for r in out.items] == [Operation.SYNC] * rows
+        assert sorted(r.key().to_map()["id"] for r in out.items) == list(range(1, rows + 1))
+        (key, state), = out.snapshot
+        assert state["phase"] == "stream" and state["position"] > 0
+    finally:
+        proc.close()
+        drop_slot(config)
+
+
 def test_cdc_source_when_publication_omits_truncate_then_warns_at_start_naming_it(postgres, caplog):
     from connectors.cdc import drop_slot
     from connectors.cdc_source import StreamPostgresCdcP
