@@ -1,8 +1,11 @@
 """jetspark processors: the Processor API, the library of ready processors, aggregate operations,
 traversers and ``verify_processor`` (Jet's TestSupport). Engine-free: nothing here imports pyspark.
 
-Every public name is importable from ``processors`` directly; sub-modules are one topic each (see
-``docs/architecture.md``). Names load lazily, so importing the package is cheap.
+Every public name is importable from ``processors`` directly. Behind it the sub-packages hold the roles:
+``api`` (what a processor's author programs against), ``execution`` (the engine-free kernel that runs a
+processor: the tasklet's state machine), ``library`` (stateless and aggregating processors), ``aggregate``
+(aggregate operations), ``windowing`` (event time and windows), ``io`` (sources and sinks); ``testing`` is
+``verify_processor``. Names load lazily, so importing the package is cheap (``docs/architecture.md``).
 
 >>> from processors import map_p, verify_processor
 >>> verify_processor(map_p(lambda x: x * 2)).input([1, 2]).expect_output([2, 4])
