@@ -19,8 +19,8 @@ loops (the floor: what the engine adds is the difference):
 fast path, one call per batch.) The rows take turns ``--repeat`` times and the median CPU seconds
 (``time.process_time``) are printed, with the per-line engine cost of each tokenizer (its row minus
 ``tokenize-fn``, divided by the number of lines). On Spark the shuffles, the combine of pre-aggregated
-accumulators and serialisation come on top; they are the same in every writing (``bench_jobs.py``'s
-``explain()`` of the writings shows the same stages).
+accumulators and serialisation come on top; they are the same in every writing (the planner's ``explain()``
+of the four writings shows the same stages, see bench/README.md, issue 22).
 
 Usage::
 
