@@ -295,11 +295,26 @@ class AbstractProcessor(Processor):
         traverser, iterator or iterable (an iterable such as a list resumes where it stopped, it is not
         restarted); for one output sequence per input item use ``flat_mapper``.
         """
-        t = self._traverser_of(traverser, "_emitting")
+        t = traverser if traverser.__class__ is _IteratorTraverser else self._traverser_of(traverser, "_emitting")
         if t.__class__ is _IteratorTraverser and t._items is not None and self._pending_item is None:
-            done = self._emit_sequence_rest(t, ordinal)  # a list or tuple: its rest in one offer_many
-            if done is not None:
-                return done
+            # a list or tuple (traverse_iterable(list) or the list itself): its rest in one offer_many, the same
+            # items in the same order as offering them one by one; full buckets stop it as a refusal would, and
+            # the next call continues there. A None item takes the per-item path below, which raises the
+            # traverser's own error at that item.
+            items = t._items
+            try:
+                has_none = None in items
+            except Exception:  # items whose == is not a bool: the per-item path
+                has_none = True
+            if not has_none:
+                start = t._position
+                end = self._outbox.offer_many(items, start, ordinal, no_none=True)
+                if end != start:
+                    t.skip_to(end)
+                if end < len(items):
+                    return False
+                self._emitting = (None, None)
+                return True
         next_ = t.next
         offer = self._outbox.offer
         item = self._pending_item
@@ -312,26 +327,6 @@ class AbstractProcessor(Processor):
                 self._pending_item = item
                 return False
             item = next_()
-        self._emitting = (None, None)
-        return True
-
-    def _emit_sequence_rest(self, t: Any, ordinal: int | Sequence[int]) -> bool | None:
-        """The fast path of ``emit_from_traverser`` for a traverser over a list or tuple: the rest of it offered
-        with one ``Outbox.offer_many`` (the same items in the same order as offering them one by one; full
-        buckets stop it as a refusal would, and the next call continues there). None when a ``None`` item is
-        in the sequence: the per-item path then raises the traverser's own error at that item."""
-        items = t._items
-        try:
-            if None in items:
-                return None
-        except Exception:  # items whose == is not a bool: the per-item path
-            return None
-        start = t._position
-        end = self._outbox.offer_many(items, start, ordinal, no_none=True)
-        if end != start:
-            t.skip_to(end)
-        if end < len(items):
-            return False
         self._emitting = (None, None)
         return True
 

@@ -182,24 +182,33 @@ class Traverser:
 
 class _IteratorTraverser(Traverser):
     """``traverse_iterable``'s traverser. Over a list or tuple it keeps the sequence (``_items``; ``_position``
-    is then the list iterator's index), so that ``AbstractProcessor.emit_from_traverser`` can emit the rest in
-    one ``Outbox.offer_many`` and move the iterator past it (:meth:`skip_to`)."""
+    is then the index of the next item), so that ``AbstractProcessor.emit_from_traverser`` can emit the rest in
+    one ``Outbox.offer_many`` and move past it (:meth:`skip_to`). The iterator over a sequence is made at the
+    first :meth:`next` only (at ``_position``): a sequence emitted whole never needs one. A list iterator reads
+    the live list either way, so making it later changes nothing."""
 
     __slots__ = ("_it", "_position", "_items")
 
     def __init__(self, iterable: Iterable[Any]):
         cls = iterable.__class__
-        self._items = iterable if cls is list or cls is tuple else None
-        self._it = iter(iterable)
+        if cls is list or cls is tuple:
+            self._items, self._it = iterable, None
+        else:
+            self._items, self._it = None, iter(iterable)
         self._position = 0
 
     def skip_to(self, position: int) -> None:
         """Continue at index ``position`` of the list or tuple (the items before it were emitted)."""
-        self._it.__setstate__(position)
+        if self._it is not None:
+            self._it.__setstate__(position)
         self._position = position
 
     def next(self) -> Any:
-        item = next(self._it, _END)
+        it = self._it
+        if it is None:  # a sequence: its iterator, from where skip_to left it
+            it = self._it = iter(self._items)
+            it.__setstate__(self._position)
+        item = next(it, _END)
         if item is _END:
             return None
         if item is None:

@@ -95,9 +95,10 @@ class _LoggingOutbox:
             self._log(o, item)
         return True
 
-    def offer_many(self, items: Sequence[Any], start: int = 0, ordinal: int | Sequence[int] = -1) -> int:
+    def offer_many(self, items: Sequence[Any], start: int = 0, ordinal: int | Sequence[int] = -1, *,
+                   no_none: bool = False) -> int:
         if self._log is None:
-            return self._outbox.offer_many(items, start, ordinal)
+            return self._outbox.offer_many(items, start, ordinal, no_none=no_none)
         return offer_each(self.offer, items, start, ordinal)  # item by item: every accepted item is logged
 
     def offer_to_snapshot(self, key: Any, value: Any) -> bool:

@@ -110,3 +110,21 @@ def test_flat_map_when_outer_returns_none_then_same_inner_traverser_asked_again(
     assert t.next() is None
     inner_items.append(5)
     assert [t.next(), t.next()] == [5, None]
+
+
+@pytest.mark.parametrize("sequence", [[1, 2, 3, 4], (1, 2, 3, 4)])
+def test_traverse_iterable_over_a_sequence_when_skipped_then_next_continues_after_the_skipped_items(sequence):
+    t = traverse_iterable(sequence)
+    t.skip_to(2)
+    assert t.next() == 3
+    t.skip_to(3)  # an iterator already made moves too
+    assert [t.next(), t.next()] == [4, None]
+
+
+def test_traverse_iterable_over_a_list_when_appended_before_reading_then_sees_the_live_list():
+    items = [1]
+    t = traverse_iterable(items)
+    items.append(2)
+    assert t.to_list() == [1, 2]
+    items.append(3)  # a list iterator that reached the end stays exhausted, as Python's does
+    assert t.next() is None

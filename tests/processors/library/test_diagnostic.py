@@ -94,6 +94,23 @@ def test_peek_output_p_when_flat_mapper_emits_a_list_then_every_item_logged(capl
     assert messages(caplog) == ["Output to ordinal 0: a", "Output to ordinal 0: b", "Output to ordinal 0: c"]
 
 
+class ListEmitter(AbstractProcessor):
+    def try_process0(self, item):
+        return self.emit_from_traverser([item, item.upper()])
+
+
+def test_peek_output_p_when_emit_from_traverser_emits_a_list_then_every_item_logged(caplog):
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    processor = peek_output_p(ListEmitter)()
+    assert run(processor, [(0, ["a", "b"])]) == [["a", "A", "b", "B"]]
+    assert messages(caplog) == [f"Output to ordinal 0: {x}" for x in ("a", "A", "b", "B")]
+
+
+def test_peek_output_p_when_not_logging_and_emit_from_traverser_emits_a_list_then_items_pass_through():
+    processor = peek_output_p(ListEmitter, should_log_fn=lambda x: False)()
+    assert run(processor, [(0, ["a", "b"])]) == [["a", "A", "b", "B"]]
+
+
 class Emitter(AbstractProcessor):
     def try_process0(self, item):
         return self.try_emit(item, 1)
