@@ -101,8 +101,8 @@ _EXPORTS: dict[str, str] = {
     "TimestampKind": "processors.windowing.definitions",
     "TimestampedEntry": "processors.windowing.definitions",
     "WindowResult": "processors.windowing.definitions",
-    "BroadcastKey": "processors.windowing.definitions",
-    "broadcast_key": "processors.windowing.definitions",
+    "BroadcastKey": "processors.api.snapshot_keys",
+    "broadcast_key": "processors.api.snapshot_keys",
     "WatermarkPolicy": "processors.windowing.watermark_policies",
     "limiting_lag": "processors.windowing.watermark_policies",
     "limiting_lag_and_delay": "processors.windowing.watermark_policies",
@@ -164,10 +164,10 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from processors.io.text_streams import stream_socket_p, stream_files_p
     from processors.io.map_journal import stream_map_p
     from processors.io.event_journal import JournalInitialPosition, EventJournalMapEvent, EventType
-    from processors.windowing.definitions import MIN_WATERMARK, SlidingWindowPolicy, sliding_win_policy, tumbling_win_policy, TimestampKind, TimestampedEntry, WindowResult, BroadcastKey, broadcast_key
+    from processors.windowing.definitions import MIN_WATERMARK, SlidingWindowPolicy, sliding_win_policy, tumbling_win_policy, TimestampKind, TimestampedEntry, WindowResult
     from processors.windowing.watermark_policies import WatermarkPolicy, limiting_lag, limiting_lag_and_delay, limiting_lag_and_lull, limiting_timestamp_and_wall_clock_lag, WatermarkEmissionPolicy, no_throttling, emit_by_min_step, emit_by_frame
     from processors.windowing.event_time import WmGenParams, wm_gen_params, no_watermarks, EventTimeMapper
     from processors.windowing.insert_watermarks import insert_watermarks_p
     from processors.windowing.sliding_window import aggregate_to_sliding_window_p, accumulate_by_frame_p, combine_to_sliding_window_p
     from processors.windowing.session_window import aggregate_to_session_window_p
-    from processors.api.snapshot_keys import SnapshotKey
+    from processors.api.snapshot_keys import BroadcastKey, SnapshotKey, broadcast_key

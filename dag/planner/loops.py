@@ -5,7 +5,7 @@ A stage whose tail sends on a pre-aggregating edge (the sender accumulates by ke
 last vertices are built-in stateless processors (exactly ``map_p``, ``filter_p``, ``flat_map_p`` or a
 ``*_using_context_p`` variant), each with one non-broadcast inbound edge and one outbound edge, runs those
 vertices as one generated function of nested loops that accumulates straight into the sender's per-key dict
-(``processors/execution/stateless_loops.py``): no list of the chain's output is built, no processor is driven batch by
+(``processors/library/stateless_loops.py``): no list of the chain's output is built, no processor is driven batch by
 batch. Results, per-edge order, metrics and lifecycle calls stay as without the rewrite (see that module);
 ``explain()`` names the loop's vertices on the stage (``StagePlan.loop``).
 """
@@ -30,7 +30,7 @@ def _sending_edge(tail: VertexPlan, vertices: dict[str, VertexPlan]) -> EdgePlan
 
 
 def _loopable(vp: VertexPlan, dag: Any) -> bool:
-    from processors.execution.stateless_loops import loop_kind
+    from processors.library.stateless_loops import loop_kind
 
     if vp.kind is not VertexKind.PROCESSOR or vp.combine_substitute is not None or len(vp.outbound) != 1:
         return False

@@ -1,7 +1,5 @@
 """Snapshot keys that steer where a saved entry goes on restore (Jet's ``BroadcastKey`` and ``SnapshotKey``).
 
-``BroadcastKey``/``broadcast_key`` are defined in ``processors.windowing.definitions`` and re-exported here.
-
 On restore the engine routes every saved ``(key, value)`` entry of a vertex to its processors
 (``dag/runtime/pipelined/snapshot_routing.py``):
 
@@ -22,9 +20,47 @@ from __future__ import annotations
 
 from typing import Any
 
-from processors.windowing.definitions import BroadcastKey, broadcast_key  # defined with the window items; re-exported here
+from jetspark_base.errors import DagValidationError
 
 __all__ = ["BroadcastKey", "broadcast_key", "SnapshotKey", "partition_key_of"]
+
+
+class BroadcastKey:
+    """A snapshot key whose entry is restored to **every** processor of the vertex (Jet's ``BroadcastKey``);
+    equal by the wrapped key.
+
+    >>> broadcast_key("wm") == broadcast_key("wm"), broadcast_key("wm").key
+    (True, 'wm')
+    """
+
+    __slots__ = ("_key",)
+
+    def __init__(self, key: Any):
+        if key is None:
+            raise DagValidationError("broadcast_key(key): key must not be None")
+        self._key = key
+
+    @property
+    def key(self) -> Any:
+        """The wrapped key."""
+        return self._key
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, BroadcastKey) and other._key == self._key
+
+    def __hash__(self) -> int:
+        return hash(("BroadcastKey", self._key))
+
+    def __repr__(self) -> str:
+        return f"BroadcastKey{{key={self._key!r}}}"
+
+    def __reduce__(self):
+        return (BroadcastKey, (self._key,))
+
+
+def broadcast_key(key: Any) -> BroadcastKey:
+    """Wrap ``key`` so that its snapshot entry goes to every processor on restore."""
+    return BroadcastKey(key)
 
 
 class SnapshotKey:

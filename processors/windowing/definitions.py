@@ -1,6 +1,6 @@
 """Window definitions and window items: ``SlidingWindowPolicy``, ``TimestampKind``, ``TimestampedEntry``,
-``WindowResult``, ``BroadcastKey`` and the time constants (Jet's ``SlidingWindowPolicy``, ``TimestampKind``,
-``TimestampedEntry``, ``WindowResult``, ``BroadcastKey``).
+``WindowResult`` and the time constants (Jet's ``SlidingWindowPolicy``, ``TimestampKind``, ``TimestampedEntry``,
+``WindowResult``); ``BroadcastKey`` (``processors.api.snapshot_keys``) is re-exported for the window processors.
 
 Time is an int. ``MIN_WATERMARK`` (``-2**63``, Java's ``Long.MIN_VALUE``) means "no watermark yet";
 ``MAX_TIMESTAMP`` (``2**63 - 1``) is the idle message's value. Python ints never overflow, so the frame
@@ -25,6 +25,7 @@ from operator import itemgetter
 from typing import Any, Iterator
 
 from jetspark_base.errors import DagValidationError
+from processors.api.snapshot_keys import BroadcastKey, broadcast_key  # re-exported with the window items
 
 __all__ = [
     "MIN_WATERMARK", "MAX_TIMESTAMP", "SlidingWindowPolicy", "sliding_win_policy", "tumbling_win_policy",
@@ -314,41 +315,3 @@ class WindowResult(_StampedEntry):
         self.start = start
         self.end = end
         return self
-
-
-class BroadcastKey:
-    """A snapshot key whose entry is restored to **every** processor of the vertex (Jet's ``BroadcastKey``);
-    equal by the wrapped key.
-
-    >>> broadcast_key("wm") == broadcast_key("wm"), broadcast_key("wm").key
-    (True, 'wm')
-    """
-
-    __slots__ = ("_key",)
-
-    def __init__(self, key: Any):
-        if key is None:
-            raise DagValidationError("broadcast_key(key): key must not be None")
-        self._key = key
-
-    @property
-    def key(self) -> Any:
-        """The wrapped key."""
-        return self._key
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, BroadcastKey) and other._key == self._key
-
-    def __hash__(self) -> int:
-        return hash(("BroadcastKey", self._key))
-
-    def __repr__(self) -> str:
-        return f"BroadcastKey{{key={self._key!r}}}"
-
-    def __reduce__(self):
-        return (BroadcastKey, (self._key,))
-
-
-def broadcast_key(key: Any) -> BroadcastKey:
-    """Wrap ``key`` so that its snapshot entry goes to every processor on restore."""
-    return BroadcastKey(key)

@@ -10,7 +10,7 @@ A stage is a chain of vertices fused by narrow edges. In partition g the task
    created from the member's ``ProcessorSupplier`` and run by ``processors.execution.staged.drive`` (no serialization
    between fused processors); runtime-bound vertices are plain loops; when the plan gives the stage a tight
    loop (``StagePlan.loop``, ``loop_from`` here), the chain's stateless built-in tail runs instead as one
-   generated ``FusedLoop`` (``processors/execution/stateless_loops.py``) accumulating straight into the sender's dict;
+   generated ``FusedLoop`` (``processors/library/stateless_loops.py``) accumulating straight into the sender's dict;
 3. turns the tail's output into records: nothing (sinks), items (driver/text sinks), ``(ordinal, batch)``
    (several outbound edges, persisted by the caller) or the edge's sender records.
 
@@ -143,10 +143,10 @@ class StageTask:
 
     def _send_looped(self, g: int, stream: Iterator, counters: dict) -> Iterator[Any]:
         """``chain[loop_from:]`` (built-in stateless processors) as one generated loop
-        (``processors/execution/stateless_loops.py``) accumulating into the pre-aggregating sender's per-key dict; each
+        (``processors/library/stateless_loops.py``) accumulating into the pre-aggregating sender's per-key dict; each
         processor still goes through its whole lifecycle (supplier and processor ``init``, ``complete_edge``,
         ``complete``, ``close``) and gets its metrics."""
-        from processors.execution.stateless_loops import FusedLoop
+        from processors.library.stateless_loops import FusedLoop
 
         vts, spec = self.chain[self.loop_from:], self.sender
         acc: dict = {}

@@ -17,7 +17,7 @@ MODULES = [
     "processors.api.functions",
     "processors.execution.staged",
     "processors.testing",
-    "processors.execution.stateless_loops",
+    "processors.library.stateless_loops",
     "processors.execution.staged_watermarks",
     "processors.execution.coalescer",
     "processors.execution.tasklet",

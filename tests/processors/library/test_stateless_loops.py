@@ -1,4 +1,4 @@
-"""Generated tight loops (processors/execution/stateless_loops.py): the same accumulators, counts and errors as running the
+"""Generated tight loops (processors/library/stateless_loops.py): the same accumulators, counts and errors as running the
 built-in processors batch by batch and accumulating their output."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from processors import (
 from processors.api.context import Context
 from processors.api.outbox import Outbox
 from processors.library.stateless import MapP
-from processors.execution.stateless_loops import FusedLoop, loop_kind
+from processors.library.stateless_loops import FusedLoop, loop_kind
 from processors.api.traverser import traverse_items
 
 LINES = [["To be, or not to be", "", "that IS the question"], ["# comment", "Whether tis nobler"]]
