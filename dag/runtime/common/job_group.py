@@ -12,7 +12,7 @@ import threading
 import time
 from typing import Any
 
-__all__ = ["TASKS_GONE_TIMEOUT", "await_tasks_gone", "cancel_in_background", "group_id_of"]
+__all__ = ["TASKS_GONE_TIMEOUT", "active_tasks", "await_tasks_gone", "cancel_in_background", "group_id_of"]
 
 TASKS_GONE_TIMEOUT = 60.0
 """Seconds a failed or cancelled job waits for Spark to report its killed tasks ended (then it logs them)."""
@@ -34,18 +34,24 @@ def cancel_in_background(sc: Any, group_id: str, job_id: int) -> None:
                      daemon=True).start()
 
 
+def active_tasks(sc: Any, group_id: str) -> int:
+    """How many tasks of the job group ``group_id`` Spark reports running now."""
+    tracker = sc.statusTracker()
+    active = 0
+    for job_id in tracker.getJobIdsForGroup(group_id):
+        info = tracker.getJobInfo(job_id)
+        for stage_id in (info.stageIds if info is not None else ()):
+            stage = tracker.getStageInfo(stage_id)
+            active += stage.numActiveTasks if stage is not None else 0
+    return active
+
+
 def await_tasks_gone(sc: Any, group_id: str, timeout: float = TASKS_GONE_TIMEOUT) -> None:
     """Wait until Spark reports no running task in the job group ``group_id`` (killed tasks included: Spark
     kills a cancelled task's Python worker after ``spark.python.task.killTimeout``)."""
-    tracker = sc.statusTracker()
     deadline = time.monotonic() + timeout
     while True:
-        active = 0
-        for job_id in tracker.getJobIdsForGroup(group_id):
-            info = tracker.getJobInfo(job_id)
-            for stage_id in (info.stageIds if info is not None else ()):
-                stage = tracker.getStageInfo(stage_id)
-                active += stage.numActiveTasks if stage is not None else 0
+        active = active_tasks(sc, group_id)
         if active == 0:
             return
         if time.monotonic() > deadline:
