@@ -310,7 +310,8 @@ class ChannelClient:
         with self._lock:
             conn = self._connection()
             self._next_id += 1
-            conn.send({"t": topic, "i": self._next_id, "b": body}, as_json=as_json)
+            request_id = self._next_id  # read after the lock is released, where another request may have begun
+            conn.send({"t": topic, "i": request_id, "b": body}, as_json=as_json)
             conn.sock.settimeout(timeout or self._timeout)
             try:
                 reply = conn.recv()
@@ -319,8 +320,8 @@ class ChannelClient:
                 self._conn = None
                 raise TimeoutError(f"no reply to {topic!r} within {timeout or self._timeout} s") from exc
             conn.sock.settimeout(None)
-        if reply.get("i") != self._next_id:
-            raise ConnectionError(f"reply out of order: expected {self._next_id}, got {reply.get('i')}")
+        if reply.get("i") != request_id:
+            raise ConnectionError(f"reply out of order: expected {request_id}, got {reply.get('i')}")
         if "e" in reply:
             raise RuntimeError(f"the driver could not handle {topic!r}: {reply['e']}")
         return reply.get("r")

@@ -47,11 +47,11 @@ from typing import TYPE_CHECKING, Any
 from jetspark_base.errors import JobFailedError
 from dag.runtime.common.failures import failed_task_index, summarize_spark_error
 from dag.planner.physical_plan import VertexKind
-from dag.runtime.common.job_group import cancel_in_background
+from dag.runtime.common.job_group import active_tasks, cancel_in_background
 from dag.runtime.common.meta_suppliers import MetaSuppliers
 from dag.runtime.pipelined.layout import Layout, make_layout
 from dag.config import ProcessingGuarantee
-from dag.runtime.pipelined.restarts import SnapshotRun
+from dag.runtime.pipelined.restarts import CAUSE_WAIT, SnapshotRun
 from dag.runtime.pipelined.suspension import Suspension
 from dag.runtime.pipelined.worker import ADDRESS_TOPIC, EXCHANGE_WAIT, Worker, WorkerSpec
 from dag.runtime.pipelined.snapshot_coordinator import is_restartable
@@ -250,9 +250,20 @@ class PipelinedRun:
             return
         self.failure_seen = True
         self.stop_requested.set()
-        if self.snapshotting is not None and is_restartable(record):
-            return
-        cancel_in_background(self.sc, self.job.group_id, self.job.id)
+        if not is_restartable(record):
+            cancel_in_background(self.sc, self.job.group_id, self.job.id)
+        elif self.snapshotting is None:
+            # A broken link is mostly the echo of a peer's own failure whose record is still on its way: let
+            # the tasks stop at their next status poll (the failing one reports first) and cancel only what is
+            # left after CAUSE_WAIT, so the job names the cause, not the echo (restarts.SnapshotRun._failure_of).
+            threading.Thread(target=self._cancel_when_tasks_gone, name=f"jetspark-fail-{self.job.id}",
+                             daemon=True).start()
+
+    def _cancel_when_tasks_gone(self) -> None:
+        deadline = time.monotonic() + CAUSE_WAIT
+        while active_tasks(self.sc, self.job.group_id) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.sc.cancelJobGroup(self.job.group_id)
 
     def lost_task(self, error: BaseException) -> JobFailedError | None:
         """The error naming the processors of the task whose loss failed the stage (a dead Python worker),

@@ -23,6 +23,38 @@ def test_channel_when_request_then_handler_reply_returned():
             assert client.request("echo", {"a": 2}, as_json=True) == ("got", {"a": 2})
 
 
+def test_channel_when_threads_share_a_client_then_each_request_gets_its_own_reply():
+    """Several threads of a task share one client: a reply's check must not read a request id that another
+    thread's request has moved on since (a run under load failed with "reply out of order")."""
+    import sys
+
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible: the race needs a switch at one line
+    errors: list[BaseException] = []
+    secret = new_secret()
+    try:
+        with DriverChannel(secret) as server:
+            server.register("echo", lambda body: body)
+            with ChannelClient(server.address, secret) as client:
+
+                def work(n: int) -> None:
+                    try:
+                        for i in range(1500):
+                            assert client.request("echo", (n, i)) == (n, i)
+                    except BaseException as exc:  # noqa: BLE001 - reported by the test thread
+                        errors.append(exc)
+
+                threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join(60)
+                assert not any(t.is_alive() for t in threads)
+    finally:
+        sys.setswitchinterval(previous)
+    assert not errors, errors[:3]
+
+
 def test_channel_when_one_way_messages_then_handled_in_order():
     secret = new_secret()
     seen: list[int] = []
