@@ -16,6 +16,8 @@ ships them to Spark's Python workers by reference, like any library processor.
 - ``Slow(seconds)``: takes ``seconds`` over every item (cooperative or not), so a job is still running.
 - ``Endless``: a stream source counting for ever, paced; it never completes.
 - ``FailAt(points, markers)``: passes items on and injects a fault once at given items (or after a commit).
+- ``LifecycleLog(log)``: logs ``try_process``, ``complete_edge`` and ``complete`` calls to ``log`` (a base for
+  processors that check the lifecycle's order; they add their own item handling).
 - ``RememberingSupplier(supplier)``: a supplier that keeps the processors it made, to inspect their state.
 - ``RecordingObserver``: an observer of an ``Observable`` keeping what it was told.
 - ``sequence(count)``: a bounded, snapshotting source of ``0 .. count - 1``, slow enough to span snapshots.
@@ -157,6 +159,27 @@ class FailAt(AbstractProcessor):
                 os.kill(os.getpid(), signal.SIGKILL)
             raise self.error(f"injected at item {item}")
         return self.try_emit(item)
+
+
+class LifecycleLog(AbstractProcessor):
+    """Logs the lifecycle's calls to ``self.log``: ``"try_process"``, ``("complete_edge", ordinal)`` and
+    ``"complete"``; each returns True (a subclass extends ``complete`` for a processor that needs several)."""
+
+    def __init__(self, log: list | None = None):
+        super().__init__()
+        self.log: list = [] if log is None else log
+
+    def try_process(self) -> bool:
+        self.log.append("try_process")
+        return True
+
+    def complete_edge(self, ordinal: int) -> bool:
+        self.log.append(("complete_edge", ordinal))
+        return True
+
+    def complete(self) -> bool:
+        self.log.append("complete")
+        return True
 
 
 class RememberingSupplier:

@@ -12,14 +12,14 @@ from processors.execution.lifecycle import ProcessorMetrics
 from processors.execution.staged import IDLE_MAX_SLEEP, IDLE_MIN_SLEEP, drive
 from processors.execution.tasklet import NO_PROGRESS_LIMIT
 from processors.api.processor import BatchTransform
+from tests.support.processors import LifecycleLog
 
 
-class Journal(AbstractProcessor):
+class Journal(LifecycleLog):
     """Records every lifecycle call; emits each item (tagged with its ordinal) to all outbound edges."""
 
     def __init__(self, log=None, complete_calls=1):
-        super().__init__()
-        self.log = [] if log is None else log
+        super().__init__(log)
         self.complete_left = complete_calls
 
     def init_processor(self, context):
@@ -31,16 +31,8 @@ class Journal(AbstractProcessor):
         self.log.append(("item", ordinal, item))
         return True
 
-    def try_process(self):
-        self.log.append("try_process")
-        return True
-
-    def complete_edge(self, ordinal):
-        self.log.append(("complete_edge", ordinal))
-        return True
-
     def complete(self):
-        self.log.append("complete")
+        super().complete()
         self.complete_left -= 1
         return self.complete_left <= 0
 

@@ -5,18 +5,15 @@ from __future__ import annotations
 import pytest
 
 from dag.errors import ProcessorContractError
-from processors import AbstractProcessor, Context, Processor
+from processors import Context, Processor
 from processors.execution.coalescer import IDLE
 from processors.execution.tasklet import NEEDS_INPUT, PIPELINED, PROGRESS, ProcessorTasklet
 from processors.api.watermark import Watermark
+from tests.support.processors import LifecycleLog
 
 
-class Recorder(AbstractProcessor):
+class Recorder(LifecycleLog):
     """Forwards items; records watermarks and lifecycle calls."""
-
-    def __init__(self):
-        super().__init__()
-        self.log = []
 
     def try_process_any(self, ordinal, item):
         return self.try_emit(item)
@@ -24,18 +21,6 @@ class Recorder(AbstractProcessor):
     def try_process_watermark(self, watermark):
         self.log.append(watermark)
         return self.try_emit(f"wm({watermark.timestamp})")
-
-    def try_process(self):
-        self.log.append("try_process")
-        return True
-
-    def complete_edge(self, ordinal):
-        self.log.append(("complete_edge", ordinal))
-        return True
-
-    def complete(self):
-        self.log.append("complete")
-        return True
 
 
 def tasklet(processor, priorities=None, capacities=(16,), **kw):

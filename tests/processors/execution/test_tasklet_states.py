@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from dag.errors import DagValidationError
-from processors import AbstractProcessor, Context, ProcessorSupplier, verify_processor
+from processors import Context, ProcessorSupplier, verify_processor
 from processors.execution.barrier import SnapshotBarrier
 from processors.execution.lifecycle import open_processors, priority_groups
 from processors.execution.tasklet import (
@@ -18,16 +18,16 @@ from processors.execution.tasklet import (
     ProcessorState,
     ProcessorTasklet,
 )
+from tests.support.processors import LifecycleLog
 
 S = ProcessorState
 
 
-class Logged(AbstractProcessor):
+class Logged(LifecycleLog):
     """Forwards items; logs every lifecycle call; keeps a count as its snapshot state."""
 
     def __init__(self, complete_after: int = 1):
         super().__init__()
-        self.log: list = []
         self.count = 0
         self.complete_after = complete_after
         self.closed = 0
@@ -39,16 +39,8 @@ class Logged(AbstractProcessor):
         self.count += 1
         return True
 
-    def try_process(self):
-        self.log.append("try_process")
-        return True
-
-    def complete_edge(self, ordinal):
-        self.log.append(("complete_edge", ordinal))
-        return True
-
     def complete(self):
-        self.log.append("complete")
+        super().complete()
         return self.log.count("complete") >= self.complete_after
 
     def save_to_snapshot(self):
