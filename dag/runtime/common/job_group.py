@@ -46,16 +46,18 @@ def active_tasks(sc: Any, group_id: str) -> int:
     return active
 
 
-def await_tasks_gone(sc: Any, group_id: str, timeout: float = TASKS_GONE_TIMEOUT) -> None:
+def await_tasks_gone(sc: Any, group_id: str, timeout: float = TASKS_GONE_TIMEOUT, warn: bool = True) -> None:
     """Wait until Spark reports no running task in the job group ``group_id`` (killed tasks included: Spark
-    kills a cancelled task's Python worker after ``spark.python.task.killTimeout``)."""
+    kills a cancelled task's Python worker after ``spark.python.task.killTimeout``), at most ``timeout``
+    seconds; then, with ``warn``, log how many still run."""
     deadline = time.monotonic() + timeout
     while True:
         active = active_tasks(sc, group_id)
         if active == 0:
             return
         if time.monotonic() > deadline:
-            _log.warning("jetspark: %d task(s) of job group %s still running %.0f s after the job ended",
-                         active, group_id, timeout)
+            if warn:
+                _log.warning("jetspark: %d task(s) of job group %s still running %.0f s after the job ended",
+                             active, group_id, timeout)
             return
         time.sleep(0.1)

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 from jetspark_base.errors import JobFailedError
 from dag.runtime.common.failures import failed_task_index, summarize_spark_error
 from dag.planner.physical_plan import VertexKind
-from dag.runtime.common.job_group import active_tasks, cancel_in_background
+from dag.runtime.common.job_group import await_tasks_gone, cancel_in_background
 from dag.runtime.common.meta_suppliers import MetaSuppliers
 from dag.runtime.pipelined.layout import Layout, make_layout
 from dag.config import ProcessingGuarantee
@@ -260,9 +260,7 @@ class PipelinedRun:
                              daemon=True).start()
 
     def _cancel_when_tasks_gone(self) -> None:
-        deadline = time.monotonic() + CAUSE_WAIT
-        while active_tasks(self.sc, self.job.group_id) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        await_tasks_gone(self.sc, self.job.group_id, timeout=CAUSE_WAIT, warn=False)
         self.sc.cancelJobGroup(self.job.group_id)
 
     def lost_task(self, error: BaseException) -> JobFailedError | None:
