@@ -16,7 +16,8 @@ each non-cooperative one in a thread of its own. Once every processor finished, 
 links and keeps serving its finished processors' snapshot requests and phase-2 calls until every peer said
 ``BYE`` (a task whose processors end early, e.g. a member's stand-ins for a total-parallelism-one source, must
 not hold up the snapshots of the others). The first exception stops everything (``stop``); its origin
-(vertex, processor index) is kept for the report to the driver. A broken link to another task fails the task
+(vertex, processor index) is kept, and it is reported to the driver (``report_failure``) *before* ``stop`` closes
+the links: a peer that sees a broken link reports that too, and the driver must have the cause first. A broken link to another task fails the task
 naming the processors of that task (the first one as the origin) as an infrastructure failure.
 """
 
@@ -171,8 +172,10 @@ class ProcessorRunner:
 class TaskRunners:
     """All processors of task ``t`` of a pipelined job (see the module docstring)."""
 
-    def __init__(self, t: int, spec: Any, driver: Any, stop: threading.Event):
+    def __init__(self, t: int, spec: Any, driver: Any, stop: threading.Event,
+                 report_failure: Callable[[BaseException], Any] | None = None):
         self.t, self.spec, self.stop = t, spec, stop
+        self.report_failure = report_failure
         self.layout = layout = spec.layout
         self.wake = threading.Event()
         self.queues: dict[tuple, Queue] = {}
@@ -310,8 +313,19 @@ class TaskRunners:
             if self.failure is None:
                 self.failure = exc
                 self.failure_origin = getattr(exc, "_jetspark_origin", None)
+                self._report(exc)
             self.stop.set()
             self.wake.set()
+
+    def _report(self, exc: BaseException) -> None:
+        """Report a processor's failure while the task's links are still open: once they close, the peers
+        report broken links, and the driver must hear the cause first."""
+        if self.report_failure is None or self.stop.is_set():
+            return
+        try:
+            self.report_failure(exc)
+        except Exception as err:  # noqa: BLE001 - the task still fails with ``exc``; the worker reports it again
+            _log.warning("jetspark: could not report the failure of task %d early: %r", self.t, err)
 
     def _schedule(self, runners: list[ProcessorRunner], until: Callable[[], bool] | None = None) -> None:
         """Round-robin ``runners`` until each finished (and has no pending control), then until ``until()``."""

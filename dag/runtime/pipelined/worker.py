@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dag.runtime.common.channel import ChannelClient
-from dag.runtime.common.failures import encode_failure
+from dag.runtime.common.failures import TaskFailure, encode_failure
 from dag.runtime.common.logforward import forwarding
 from dag.runtime.pipelined.layout import Layout
 from dag.runtime.pipelined.runner import TaskRunners
@@ -90,8 +90,15 @@ class Worker:
         stop = threading.Event()
         poller = threading.Thread(target=self._poll, args=(t, control, stop, lambda: runners), daemon=True,
                                   name=f"jetspark-task-{t}-poll")
+        reported: dict[int, TaskFailure] = {}  # id(exception) -> its report, made once
+
+        def report(exc: BaseException) -> TaskFailure:
+            if id(exc) not in reported:
+                reported[id(exc)] = encode_failure(exc, [f"<task {t}>"], t, ref)
+            return reported[id(exc)]
+
         try:
-            runners = TaskRunners(t, spec, ref.client(), stop)
+            runners = TaskRunners(t, spec, ref.client(), stop, report_failure=report)
             self.startup["built"] = time.time()
             addresses = self._exchange(t, control, runners.links.address)  # type: ignore[union-attr]
             poller.start()
@@ -110,7 +117,7 @@ class Worker:
             return {"task": t}
         except Exception as exc:
             stop.set()
-            failure = encode_failure(exc, [f"<task {t}>"], t, ref)
+            failure = report(exc)
             if spec.snapshots is not None and failure.record is not None and is_restartable(failure.record):
                 # the driver has the record and restarts the job: end the task normally, so that Spark keeps
                 # this Python worker for the next execution (a failed task's worker exits, and a fresh one
