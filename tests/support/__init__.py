@@ -14,6 +14,8 @@ from a topic module, ``from tests.support.processors import Tag``.
 - ``modes``: run a module's jobs in both execution modes (``ModeEngine``, ``MODES``).
 - ``snapshots``: an engine-free snapshot/restore cycle of one vertex's processors.
 - ``reference``: independent, plain-Python reference computations the examples are checked against.
+- ``cli``: ``jetspark run`` on a paced stream job in a subprocess (``write_stream_job``, ``start_run``,
+  ``LineReader``).
 
 Server helpers stay beside what they serve: ``tests/postgres.py`` (also used by ``bench/``),
 ``tests/connectors/kafka_support.py`` (a module-scoped fixture) and ``tests/runtime/webui/`` (browser, client).
