@@ -102,5 +102,10 @@ def killed_exactly_once_job(engine, n, marker, output, timeout):
                                         processing_guarantee=ProcessingGuarantee.EXACTLY_ONCE))
     job.join(timeout=timeout)
     numbers = [int(x) for name in os.listdir(output) if not name.startswith(".")
-               for x in open(os.path.join(output, name)).read().split()]
-    return job, sorted(numbers), (open(marker).read() if os.path.exists(marker) else None)
+               for x in _read(os.path.join(output, name)).split()]
+    return job, sorted(numbers), (_read(marker) if os.path.exists(marker) else None)
+
+
+def _read(path):
+    with open(path) as f:
+        return f.read()

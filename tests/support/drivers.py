@@ -36,7 +36,7 @@ def run_driver(directory: Path, script: str, *args: str, user_module: str, env_e
     env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYTHONPATH")}
     env.update({"PYTHONPATH": REPO, **(env_extra or {})})
     proc = subprocess.run([sys.executable, str(path), *args], cwd=directory, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+                          text=True, timeout=timeout, check=False)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
     assert proc.returncode == 0 and lines, proc.stdout[-2000:] + proc.stderr[-5000:]
     return json.loads(lines[-1][len("RESULT "):])

@@ -7,9 +7,9 @@ import doctest
 
 import pytest
 
-import processors.io.prepared_transactions as prepared_transactions
 from processors import Inbox
 from processors.api.snapshot_keys import broadcast_key
+from processors.io import prepared_transactions
 from processors.io.prepared_transactions import PreparedTransactions
 
 
