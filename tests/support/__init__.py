@@ -19,6 +19,8 @@ from a topic module, ``from tests.support.processors import Tag``.
 - ``drivers``: a test's own Spark driver in a subprocess (``run_driver``), for ``local-cluster`` and standalone
   clusters; its user module starts with ``cluster_faults`` (executor and worker kills, a paced sequence source,
   the exactly-once job that must survive a kill).
+- ``tasks``: a DAG's pipelined tasks in threads of this process, without Spark (``in_process_spec``; also used
+  by ``bench/bench_throughput.py``).
 
 Server helpers stay beside what they serve: ``tests/postgres.py`` (also used by ``bench/``),
 ``tests/connectors/kafka_support.py`` (a module-scoped fixture) and ``tests/runtime/webui/`` (browser, client).
