@@ -174,7 +174,7 @@ class RollingTransactionalWriteFileP(TransactionalWriteFileP):
             return True
         self._start()
         self._prepare_open_transaction()
-        self._txns.save(self._offer_to_snapshot, lambda seq: (self._index, seq), f"filesSink (vertex '{self._vertex}')",
+        self._txns.save(self._offer_to_snapshot, self._own_id, f"filesSink (vertex '{self._vertex}')",
                         value=lambda owner, seq: self._dates.get((owner, seq), ""))
         return True
 

@@ -112,11 +112,15 @@ class TransactionalWriteFileP(WriteFileP):
             return True
         self._start()
         self._prepare_open_transaction()
-        self._txns.save(self._offer_to_snapshot, lambda seq: (self._index, seq), self._what())
+        self._txns.save(self._offer_to_snapshot, self._own_id, self._what())
         return True
 
     def _what(self) -> str:
         return f"write_file_p (vertex '{self._vertex}')"
+
+    def _own_id(self, seq: int) -> tuple[int, int]:
+        """``(owner, sequence)`` of this processor's transaction ``seq``."""
+        return self._index, seq
 
     def _prepare_open_transaction(self) -> None:
         """Close the open transaction and mark it prepared (a new prepare group, maybe empty)."""
