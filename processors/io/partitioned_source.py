@@ -53,6 +53,7 @@ class PartitionedStreamSource(PendingItemsSource):
         raise NotImplementedError
 
     def save_to_snapshot(self) -> bool:
+        """Save each partition's offset (and watermark) once the pending items went out; False: call again."""
         if not self._emit_pending():  # the offsets must not run ahead of what went out
             return False
         if self._to_save is None:

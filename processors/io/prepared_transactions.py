@@ -1,5 +1,6 @@
 """The records the two-phase-commit sinks keep about their transactions, shared by the exactly-once file sink
-(``transactional_files``) and the exactly-once JDBC sink (``jdbc_two_phase``).
+(``transactional_files``, and the rolling files sink built on it) and the exactly-once JDBC sink
+(``jdbc_two_phase``).
 
 Both take part in the engine's snapshot protocol the same way (Jet's two-phase snapshot, Flink's
 ``TwoPhaseCommitSinkFunction``); only what a transaction *is* differs (a staged file, a DB-API two-phase
