@@ -11,6 +11,7 @@ from tests.support.drivers import run_driver
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
+# usermod.py: tests.support.cluster_faults (executor_pid, fault_once, sequence, ...), then this (run_driver)
 USER_MODULE = '''
 import os, signal
 

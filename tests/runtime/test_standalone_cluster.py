@@ -133,6 +133,7 @@ def cluster(tmp_path_factory, executor_venv):
         assert stopped.returncode == 0 and not left, (stopped.stdout + stopped.stderr, left)
 
 
+# usermod.py: tests.support.cluster_faults (executor_pid, fault_once, sequence, ...), then this (run_driver)
 USER_MODULE = '''
 import os, signal, sys, time
 
