@@ -34,20 +34,16 @@ import sys
 import threading
 import time
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parent)]
 
 from bench_streaming import CountingSource  # noqa: E402
 from dag import DAG, EngineConfig  # noqa: E402
-from dag.config import ProcessingGuarantee  # noqa: E402
-from dag.planner import plan_dag  # noqa: E402
-from dag.runtime.pipelined.layout import make_layout  # noqa: E402
 from dag.runtime.pipelined.runner import TaskRunners  # noqa: E402
 from edges import between  # noqa: E402
 from processors import Processor, aggregate_by_key_p, counting, map_p  # noqa: E402
-from processors.api.context import Context  # noqa: E402
+from tests.support.tasks import in_process_spec  # noqa: E402
 
 KEYS = 1000
 
@@ -89,17 +85,7 @@ def run_tasks(n: int, tasks: int = 2) -> dict:
     dag = keyed_count_dag(n, counts)
     config = EngineConfig(master=f"local[{tasks}]").model_copy(
         update={"pre_aggregate": False, "fuse_accumulate": False, "deal_driver_sources": False})
-    plan = plan_dag(dag, config, 1, tasks)
-    layout = make_layout(plan, tasks)
-    suppliers = {}
-    for vp in plan.vertices.values():
-        meta = dag.get_vertex(vp.name).meta_supplier
-        meta.init(Context(vertex_name=vp.name, total_parallelism=vp.total_parallelism,
-                          local_parallelism=vp.local_parallelism, member_count=1))
-        suppliers[vp.name] = [meta.get([0])(0)]
-    spec = SimpleNamespace(layout=layout, suppliers=suppliers, channel=SimpleNamespace(secret=os.urandom(32)),
-                           host="127.0.0.1", job_id=1, guarantee=ProcessingGuarantee.NONE, unbounded=False,
-                           max_watermark_retain_ms=None, log_levels=None, attempt=0, snapshots=None)
+    spec = in_process_spec(dag, tasks, config)
     stop = threading.Event()
     runners = [TaskRunners(t, spec, None, stop) for t in range(tasks)]
     errors: list[BaseException] = []

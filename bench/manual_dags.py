@@ -28,7 +28,6 @@ Other writings of the TF-IDF DAG users write (issue 22), ``tf_idf_dag(stopwords,
 
 from __future__ import annotations
 
-import math
 import re
 from pathlib import Path
 
@@ -48,7 +47,6 @@ from processors import (
     entry_key,
     flat_map_p,
     flat_map_using_context_p,
-    lazy,
     read_map_p,
     traverse_iterable,
     whole_item,
@@ -121,21 +119,12 @@ class TraverserTokenizeP(TokenizeP):
         return True
 
 
-class TfIdfP(AbstractProcessor):
-    """Ordinal 0: the document count D (arrives first). Ordinal 1: ``((doc_id, word), tf)`` entries.
+class TfIdfP(tf_idf.TfIdfP):
+    """The example's ``TfIdfP`` (``examples/tf_idf.py``) on the manual's ``tf`` output: ordinal 1 takes
+    ``((doc_id, word), tf)`` entries instead of ``(word, (doc_id, tf))``.
 
     Groups the entries by word and, in ``complete()``, emits ``(word, [(doc_id, tf * (ln D - ln df)), ...])``.
     """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._log_doc_count = 0.0
-        self._word_doc_tf: dict[str, list[tuple[int, int]]] = {}
-        self._index = lazy(lambda: traverse_iterable(self._word_doc_tf.items()).map(self._to_index_entry))
-
-    def try_process0(self, item: int) -> bool:
-        self._log_doc_count = math.log(item)
-        return True
 
     def try_process1(self, item: tuple[tuple[int, str], int]) -> bool:
         (doc_id, word), tf = item
@@ -145,14 +134,6 @@ class TfIdfP(AbstractProcessor):
         else:
             postings.append((doc_id, tf))
         return True
-
-    def complete(self) -> bool:
-        return self.emit_from_traverser(self._index)
-
-    def _to_index_entry(self, word_postings: tuple[str, list[tuple[int, int]]]) -> tuple[str, list[tuple[int, float]]]:
-        word, postings = word_postings
-        idf = self._log_doc_count - math.log(len(postings))
-        return entry(word, [(doc_id, tf * idf) for doc_id, tf in postings])
 
 
 def word_count_dag() -> DAG:

@@ -36,7 +36,8 @@ from typing import Any, Callable
 from connectors.kafka_client import check_properties, confluent, describe_servers, fetch_partitions
 from jetspark_base.errors import DagError, DagValidationError
 from processors.api.snapshot_keys import broadcast_key
-from processors.io.text_streams import PendingItemsSource, mark_stream_source
+from processors.io.partitioned_source import PartitionedStreamSource
+from processors.io.text_streams import mark_stream_source
 from processors.api.suppliers import ProcessorMetaSupplier
 
 __all__ = ["stream_kafka_p", "StreamKafkaP", "owner_of_partition", "METADATA_INTERVAL_S", "POLL_BATCH"]
@@ -80,7 +81,7 @@ def _entry(message: Any) -> tuple:
     return message.key(), message.value()
 
 
-class StreamKafkaP(PendingItemsSource):
+class StreamKafkaP(PartitionedStreamSource):
     """The processor of :func:`stream_kafka_p`."""
 
     def __init__(self, properties: dict[str, Any], topics: tuple[str, ...], projection_fn: Callable | None,
@@ -91,7 +92,6 @@ class StreamKafkaP(PendingItemsSource):
         self._projection = projection_fn or _entry
         self._params = event_time_params
         self._consumer: Any = None
-        self._mapper: Any = None
         self._owner = "stream_kafka_p"
         self._guaranteed = False
         self._index, self._total = 0, 1
@@ -100,7 +100,6 @@ class StreamKafkaP(PendingItemsSource):
         self._counts: dict[str, int] = {}
         self._restored: dict[tuple[str, int], tuple] | None = None
         self._next_metadata = 0.0
-        self._to_save: list | None = None
 
     # ------------------------------------------------------------------------------------------ lifecycle
     def init_source(self, context) -> None:
@@ -193,7 +192,7 @@ class StreamKafkaP(PendingItemsSource):
         """Items (and watermarks) of the messages waiting in the consumer."""
         messages = self._consumer.consume(POLL_BATCH, 0) if self._index_of else []
         out: list = []
-        projection, mapper, offsets = self._projection, self._mapper, self._offsets
+        projection, mapper, offsets, add = self._projection, self._mapper, self._offsets, self._add_item
         native = mapper is not None and self._params.timestamp_fn is None
         for message in messages:
             if message.error() is not None:
@@ -201,14 +200,8 @@ class StreamKafkaP(PendingItemsSource):
                 continue
             if self._guaranteed:
                 offsets[message.topic(), message.partition()] = message.offset() + 1
-            item = projection(message)
-            if item is None:
-                continue
-            if mapper is None:
-                out.append(item)
-            else:
-                index = self._index_of[message.topic(), message.partition()]
-                out += mapper.handle_event(item, index, message.timestamp()[1] if native else None)
+            index = self._index_of[message.topic(), message.partition()] if mapper is not None else 0
+            add(out, projection(message), index, message.timestamp()[1] if native else None)
         if mapper is not None and not messages:
             out = mapper.handle_no_event()
         return out
@@ -219,17 +212,6 @@ class StreamKafkaP(PendingItemsSource):
         self._context.logger.warning("stream_kafka_p: %s (librdkafka retries)", error.str())
 
     # ------------------------------------------------------------------------------------------ snapshots
-    def save_to_snapshot(self) -> bool:
-        if not self._emit_pending():  # the offsets must not run ahead of what went out
-            return False
-        if self._to_save is None:
-            mapper = self._mapper
-            self._to_save = [(broadcast_key((_SNAPSHOT_TAG, topic, p)),
-                              (offset, mapper.get_watermark(self._index_of[(topic, p)]) if mapper else None))
-                             for (topic, p), offset in self._offsets.items()]
-        while self._to_save:
-            if not self._outbox.offer_to_snapshot(*self._to_save[-1]):
-                return False
-            self._to_save.pop()
-        self._to_save = None
-        return True
+    def _snapshot_entries(self) -> list[tuple[Any, Any]]:
+        return [(broadcast_key((_SNAPSHOT_TAG, topic, p)), (offset, self._watermark(self._index_of[(topic, p)])))
+                for (topic, p), offset in self._offsets.items()]

@@ -33,7 +33,7 @@ from typing import Any
 from jetspark_base.errors import DagValidationError
 from pipeline.descriptors import Sink
 from processors.io.files import write_file_p
-from processors.api.snapshot_keys import BroadcastKey, broadcast_key
+from processors.api.snapshot_keys import BroadcastKey
 from processors.io.file_publish import is_exactly_once
 from processors.io.transactional_files import _TXN_KEY, TransactionalWriteFileP
 from processors.api.inbox import Inbox
@@ -166,7 +166,7 @@ class RollingTransactionalWriteFileP(TransactionalWriteFileP):
             self._seq += 1
         for seq in self._rolled:
             os.replace(self._path(self._index, seq, "tmp"), self._path(self._index, seq, "prepared"))
-        self._prepared.append(self._rolled)
+        self._txns.add_prepared(self._rolled)
         self._rolled = []
 
     def snapshot_commit_prepare(self) -> bool:
@@ -174,11 +174,8 @@ class RollingTransactionalWriteFileP(TransactionalWriteFileP):
             return True
         self._start()
         self._prepare_open_transaction()
-        for seq in self._failed + [seq for group in self._prepared for seq in group]:
-            value = self._dates.get((self._index, seq), "")
-            if not self._offer_to_snapshot(broadcast_key((_TXN_KEY, self._index, seq)), value):
-                raise RuntimeError(  # pragma: no cover - the runtime's snapshot bucket is unbounded
-                    f"filesSink (vertex '{self._vertex}'): the snapshot bucket refused a transaction id")
+        self._txns.save(self._offer_to_snapshot, self._own_id, f"filesSink (vertex '{self._vertex}')",
+                        value=lambda owner, seq: self._dates.get((owner, seq), ""))
         return True
 
     def restore_from_snapshot(self, inbox: Inbox) -> None:

@@ -2,7 +2,8 @@
 ``JdbcSink``; Flink's ``TwoPhaseCommitSinkFunction`` on a real database).
 
 It plugs into the engine's snapshot protocol exactly like the two-phase file sink
-(``processors/io/transactional_files.py``); a *transaction* is one DB-API two-phase transaction of one processor
+(``processors/io/transactional_files.py``; the records both keep of their prepared transactions are
+``processors/io/prepared_transactions.py``); a *transaction* is one DB-API two-phase transaction of one processor
 between two snapshots, and its id (the ``gtrid`` of ``connection.xid(format_id, gtrid, bqual)``) is derived from
 the job and the processor::
 
@@ -41,7 +42,7 @@ from typing import Any
 from processors.io.dbapi import close_quietly, connect, connect_with_retry, describe_server, failure, is_connection_lost
 from processors.io.jdbc_batch_sink import WriteJdbcP, with_cursor
 from jetspark_base.errors import DagValidationError, RestartableError
-from processors.api.snapshot_keys import BroadcastKey, broadcast_key
+from processors.io.prepared_transactions import PreparedTransactions, owns
 
 __all__ = ["TwoPhaseJdbcSinkP", "check_two_phase_support", "xid_prefix", "roll_back_leftovers"]
 
@@ -115,9 +116,7 @@ class TwoPhaseJdbcSinkP(WriteJdbcP):
         self._index, self._total, self._seq = 0, 1, 0
         self._open: tuple[str, Any] | None = None  # (gtrid, connection) of the open transaction
         self._idle: list = []  # connections without a transaction
-        self._prepared: list[list[tuple[str, Any]]] = []  # per unfinished prepare (oldest first)
-        self._failed: list[tuple[str, Any]] = []  # prepared by failed snapshots: committed with the next success
-        self._restored: set[tuple[int, int]] = set()
+        self._txns: PreparedTransactions[tuple[str, Any]] = PreparedTransactions(_TXN_KEY)  # (gtrid, connection)
         self._started = False
         self._offer_to_snapshot: Any = None
 
@@ -174,23 +173,12 @@ class TwoPhaseJdbcSinkP(WriteJdbcP):
                 self._lost_or_fail(exc, f"preparing transaction {gtrid}", conn)
             self._open = None
             group.append((gtrid, conn))
-        self._prepared.append(group)
-        for gtrid, _conn in self._failed + [entry for g in self._prepared for entry in g]:
-            owner, seq = _owner_seq(gtrid, self._prefix)
-            if not self._offer_to_snapshot(broadcast_key((_TXN_KEY, owner, seq)), True):
-                raise RuntimeError(  # pragma: no cover - the runtime's snapshot bucket is unbounded
-                    f"{self._what}: the snapshot bucket refused a transaction id")
+        self._txns.add_prepared(group)
+        self._txns.save(self._offer_to_snapshot, lambda entry: _owner_seq(entry[0], self._prefix), self._what)
         return True
 
     def snapshot_commit_finish(self, success: bool) -> bool:
-        if not self._prepared:
-            return True
-        oldest = self._prepared.pop(0)
-        if not success:  # they stay prepared; the next successful snapshot commits them
-            self._failed.extend(oldest)
-            return True
-        self._commit(self._failed + oldest)
-        self._failed = []
+        self._txns.finish(success, self._commit)
         return True
 
     def _commit(self, entries: list[tuple[str, Any]]) -> None:
@@ -225,20 +213,12 @@ class TwoPhaseJdbcSinkP(WriteJdbcP):
             except Exception as exc:  # noqa: BLE001
                 self._lost_or_fail(exc, f"committing transaction {gtrid}", conn)
             self._idle.append(conn)
-        self._commit(self._failed + [entry for g in self._prepared for entry in g])
-        self._failed, self._prepared = [], []
+        self._txns.commit_all(self._commit)
         return True
 
     # ---------------------------------------------------------------- restore and start
     def restore_from_snapshot(self, inbox) -> None:
-        for key, _value in inbox.take_all():
-            if not (isinstance(key, BroadcastKey) and isinstance(key.key, tuple) and key.key[0] == _TXN_KEY):
-                raise ValueError(f"{self._what}: unexpected snapshot key {key!r}")
-            _tag, owner, seq = key.key
-            if owner == self._index:
-                self._seq = max(self._seq, seq + 1)
-            if owner % self._total == self._index:
-                self._restored.add((owner, seq))
+        self._seq = max(self._seq, self._txns.restore(inbox, self._index, self._total, self._what))
 
     def finish_snapshot_restore(self) -> bool:
         self._start()
@@ -260,9 +240,9 @@ class TwoPhaseJdbcSinkP(WriteJdbcP):
             for xid, (owner, seq) in _ours(conn, self._prefix):
                 if owner == self._index:
                     self._seq = max(self._seq, seq + 1)  # never reuse an id, even a rolled back one
-                if owner % self._total != self._index:
+                if not owns(owner, self._index, self._total):
                     continue
-                if (owner, seq) in self._restored:
+                if (owner, seq) in self._txns.restored:
                     self._log.info("%s: committing transaction %s of the restored snapshot", self._what, xid[1])
                     conn.tpc_commit(xid)
                 else:
@@ -279,6 +259,7 @@ class TwoPhaseJdbcSinkP(WriteJdbcP):
             except Exception:  # noqa: BLE001 - the server rolls it back when the connection closes anyway
                 pass
             close_quietly(self._open[1])
-        for conn in self._idle + [c for _, c in self._failed] + [c for g in self._prepared for _, c in g]:
+        for conn in self._idle + [c for _, c in self._txns.pending()]:
             close_quietly(conn)  # a prepared transaction stays prepared on the server
-        self._open, self._idle, self._failed, self._prepared = None, [], [], []
+        self._open, self._idle = None, []
+        self._txns.clear()

@@ -37,7 +37,8 @@ from jetspark_base.errors import DagValidationError
 from processors.io import driver_protocol as topics
 from processors.io.event_journal import JournalInitialPosition, map_event_to_entry, map_put_events
 from processors.api.snapshot_keys import broadcast_key
-from processors.io.text_streams import PendingItemsSource, mark_stream_source
+from processors.io.partitioned_source import PartitionedStreamSource
+from processors.io.text_streams import mark_stream_source
 from processors.api.suppliers import ProcessorMetaSupplier
 
 __all__ = ["stream_map_p", "StreamMapJournalP", "READ_BATCH"]
@@ -75,7 +76,7 @@ def stream_map_p(
     return mark_stream_source(ProcessorMetaSupplier.of(factory))
 
 
-class StreamMapJournalP(PendingItemsSource):
+class StreamMapJournalP(PartitionedStreamSource):
     """The processor of :func:`stream_map_p`."""
 
     def __init__(self, name: str, initial_position: JournalInitialPosition, wm_gen_params: Any,
@@ -87,10 +88,8 @@ class StreamMapJournalP(PendingItemsSource):
         self._predicate = predicate_fn
         self._projection = projection_fn
         self._driver = None
-        self._mapper = None
         self.partitions: list[int] = []
         self.offsets: list[int] = []
-        self._to_save: list | None = None
         self._restored: dict[int, tuple] = {}
 
     def init_source(self, context) -> None:
@@ -119,40 +118,22 @@ class StreamMapJournalP(PendingItemsSource):
             "map": self._name, "partitions": self.partitions, "offsets": self.offsets, "max": READ_BATCH})
         self.offsets = list(reply["offsets"])
         out: list = []
-        predicate, projection, mapper = self._predicate, self._projection, self._mapper
+        predicate, projection, add = self._predicate, self._projection, self._add_item
         for index, events in enumerate(reply["events"]):
             for event in events:
-                if not predicate(event):
-                    continue
-                item = projection(event)
-                if item is None:
-                    continue
-                if mapper is None:
-                    out.append(item)
-                else:
-                    out += mapper.handle_event(item, index)
-        if mapper is not None and not out:
-            out = mapper.handle_no_event()
+                if predicate(event):
+                    add(out, projection(event), index)
+        if self._mapper is not None and not out:
+            out = self._mapper.handle_no_event()
         return out
 
     # ------------------------------------------------------------------------------------------ snapshots
     def _snapshot_key(self, partition: int) -> Any:
         return broadcast_key(("stream_map_p", self._name, partition))
 
-    def save_to_snapshot(self) -> bool:
-        if not self._emit_pending():  # the offsets must not run ahead of what went out
-            return False
-        if self._to_save is None:
-            mapper = self._mapper
-            self._to_save = [
-                (self._snapshot_key(p), (offset, mapper.get_watermark(i) if mapper is not None else None))
+    def _snapshot_entries(self) -> list[tuple[Any, Any]]:
+        return [(self._snapshot_key(p), (offset, self._watermark(i)))
                 for i, (p, offset) in enumerate(zip(self.partitions, self.offsets))]
-        while self._to_save:
-            if not self._outbox.offer_to_snapshot(*self._to_save[-1]):
-                return False
-            self._to_save.pop()
-        self._to_save = None
-        return True
 
     def restore_from_snapshot(self, inbox) -> None:
         for key, value in inbox.take_all():

@@ -22,6 +22,8 @@ every one but the last hidden (a leading ``.``, as the contract wants for work i
 - Leftovers: once restore is over (or at the first processing call of a fresh start), the processor deletes
   the ``.tmp`` and ``.prepared`` files of the owners it owns that it did not just commit: they belong to
   transactions after the restored snapshot, whose items will be replayed.
+- The records of prepared, failed and restored transactions are shared with the exactly-once JDBC sink
+  (``processors.io.prepared_transactions``).
 - Sequences only grow: a restored processor continues after the highest sequence it saw, so a committed id is
   never reused.
 - ``complete()`` (a bounded job's end) commits everything still open or prepared: what remains is published.
@@ -42,7 +44,7 @@ from typing import Any
 
 from processors.io.file_publish import is_exactly_once
 from processors.io.file_writer import WriteFileP, _write_lines
-from processors.api.snapshot_keys import BroadcastKey, broadcast_key
+from processors.io.prepared_transactions import PreparedTransactions, owns
 
 __all__ = ["TransactionalWriteFileP"]
 
@@ -61,10 +63,8 @@ class TransactionalWriteFileP(WriteFileP):
         self._total = 1
         self._seq = 0
         self._open: Any = None  # file object of the open transaction, or None
-        self._prepared: list[list[int]] = []  # per unfinished prepare, the sequences it prepared (oldest first)
-        self._failed: list[int] = []  # prepared by snapshots that failed: committed with the next success
+        self._txns: PreparedTransactions[int] = PreparedTransactions(_TXN_KEY)  # the sequences it prepared
         self._offer_to_snapshot: Any = None
-        self._restored: set[tuple[int, int]] = set()
         self._started = False
 
     def init(self, outbox, context) -> None:
@@ -103,8 +103,7 @@ class TransactionalWriteFileP(WriteFileP):
             return super().complete()
         self._start()
         self._prepare_open_transaction()
-        self._commit(self._index, self._failed + [seq for group in self._prepared for seq in group])
-        self._failed, self._prepared = [], []
+        self._txns.commit_all(self._commit_own)
         return True
 
     # ---- two-phase commit --------------------------------------------------------------------------------
@@ -113,12 +112,15 @@ class TransactionalWriteFileP(WriteFileP):
             return True
         self._start()
         self._prepare_open_transaction()
-        offer = self._offer_to_snapshot
-        for seq in self._failed + [seq for group in self._prepared for seq in group]:
-            if not offer(broadcast_key((_TXN_KEY, self._index, seq)), True):
-                raise RuntimeError(  # pragma: no cover - the runtime's snapshot bucket is unbounded
-                    f"write_file_p (vertex '{self._vertex}'): the snapshot bucket refused a transaction id")
+        self._txns.save(self._offer_to_snapshot, self._own_id, self._what())
         return True
+
+    def _what(self) -> str:
+        return f"write_file_p (vertex '{self._vertex}')"
+
+    def _own_id(self, seq: int) -> tuple[int, int]:
+        """``(owner, sequence)`` of this processor's transaction ``seq``."""
+        return self._index, seq
 
     def _prepare_open_transaction(self) -> None:
         """Close the open transaction and mark it prepared (a new prepare group, maybe empty)."""
@@ -131,18 +133,15 @@ class TransactionalWriteFileP(WriteFileP):
             os.replace(self._path(self._index, self._seq, "tmp"), self._path(self._index, self._seq, "prepared"))
             group.append(self._seq)
             self._seq += 1
-        self._prepared.append(group)
+        self._txns.add_prepared(group)
 
     def snapshot_commit_finish(self, success: bool) -> bool:
-        if not self._transactional or not self._prepared:
-            return True
-        oldest = self._prepared.pop(0)
-        if not success:  # the transactions stay prepared; the next successful snapshot commits them
-            self._failed.extend(oldest)
-            return True
-        self._commit(self._index, self._failed + oldest)
-        self._failed = []
+        if self._transactional:
+            self._txns.finish(success, self._commit_own)
         return True
+
+    def _commit_own(self, seqs: list[int]) -> None:
+        self._commit(self._index, seqs)
 
     def _commit(self, owner: int, seqs: list[int]) -> None:
         for seq in seqs:
@@ -152,18 +151,11 @@ class TransactionalWriteFileP(WriteFileP):
 
     # ---- restore -----------------------------------------------------------------------------------------
     def restore_from_snapshot(self, inbox) -> None:
-        for key, _value in inbox.take_all():
-            if not (isinstance(key, BroadcastKey) and isinstance(key.key, tuple) and key.key[0] == _TXN_KEY):
-                raise ValueError(f"write_file_p (vertex '{self._vertex}'): unexpected snapshot key {key!r}")
-            _tag, owner, seq = key.key
-            if owner == self._index:
-                self._seq = max(self._seq, seq + 1)
-            if owner % self._total == self._index:
-                self._restored.add((owner, seq))
+        self._seq = max(self._seq, self._txns.restore(inbox, self._index, self._total, self._what()))
 
     def finish_snapshot_restore(self) -> bool:
         if self._transactional:
-            for owner, seq in sorted(self._restored):
+            for owner, seq in sorted(self._txns.restored):
                 self._commit(owner, [seq])
             self._start()
         return True
@@ -178,7 +170,7 @@ class TransactionalWriteFileP(WriteFileP):
             if m is None:
                 continue
             owner, seq = int(m.group(1)), int(m.group(2))
-            if owner % self._total == self._index:
+            if owns(owner, self._index, self._total):
                 if owner == self._index:
                     self._seq = max(self._seq, seq + 1)  # never reuse a sequence, even an aborted one
                 _log.info("write_file_p (vertex '%s'): aborting transaction file %s", self._vertex, path)

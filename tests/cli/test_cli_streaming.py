@@ -4,12 +4,8 @@ both after printing live results and status lines."""
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
 import sys
-import textwrap
-import threading
 from pathlib import Path
 
 import pytest
@@ -23,34 +19,22 @@ sys.path[:0] = [str(REPO / "examples")]
 
 import trade_monitor  # noqa: E402
 
-from tests.support import wait_for  # noqa: E402
+from tests.support.cli import LineReader, start_run, write_stream_job  # noqa: E402
 
 
 @pytest.fixture()
 def stream_file(tmp_path: Path) -> Path:
     """``job``: an endless counter source (paced) -> map -> list sink."""
-    path = tmp_path / "cli_stream_job.py"
-    path.write_text(textwrap.dedent('''
-        import time
-        from dag import DAG
-        from edges import between
-        from processors import SourceBuilder, map_p, write_list_p
-
-        def fill(state, buf):
-            time.sleep(0.05)  # pacing the stream (the behaviour)
-            for _ in range(5):
-                buf.add(state[0])
-                state[0] += 1
+    return write_stream_job(tmp_path / "cli_stream_job.py", '''
+        from processors import map_p, write_list_p
 
         def job():
-            source = SourceBuilder.stream("counter", lambda ctx: [0]).fill_buffer_fn(fill).build()
             dag = DAG()
-            src = dag.new_vertex("counter", source, local_parallelism=1)
+            src = dag.new_vertex("counter", counter_source(), local_parallelism=1)
             tag = dag.new_vertex("tag", map_p(lambda n: f"item-{n}"))
             sink = dag.new_vertex("sink", write_list_p("cli-stream-out"))
             return dag.edge(between(src, tag)).edge(between(tag, sink))
-    '''))
-    return path
+    ''')
 
 
 def test_measured_dot_when_metrics_given_then_every_edge_labelled_with_items_and_rate() -> None:
@@ -72,28 +56,10 @@ def test_explain_when_stream_job_then_pipelined_plan_without_spark(capsys: pytes
     assert out.startswith("PIPELINED") and "task 1: trade-source#1" in out and "TCP" in out
 
 
-def _start(args: list[str], cwd: Path) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
-    return subprocess.Popen([sys.executable, "-m", "jetspark_cli.main", "run", *args, "--master", "local[2]"],
-                            cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-class _Reader:
-    """Collects a pipe's lines in a thread, so the test can wait for one without blocking for ever."""
-
-    def __init__(self, pipe) -> None:
-        self.lines: list[str] = []
-        self.thread = threading.Thread(target=lambda: self.lines.extend(pipe), daemon=True)
-        self.thread.start()
-
-    def wait_for(self, predicate, timeout: float, what: str) -> None:
-        wait_for(lambda: predicate(self.lines), timeout, lambda: f"{what}; got {self.lines[-20:]}", interval=0.1)
-
-
 @pytest.mark.spark
 def test_run_stream_when_sigint_then_cancelled_with_status_130(stream_file: Path, tmp_path: Path) -> None:
-    proc = _start([str(stream_file)], tmp_path)
-    out, err = _Reader(proc.stdout), _Reader(proc.stderr)
+    proc = start_run([str(stream_file)], tmp_path)
+    out, err = LineReader(proc.stdout), LineReader(proc.stderr)
     try:
         out.wait_for(lambda lines: len(lines) >= 20, 180, "20 items on stdout")
         err.wait_for(lambda lines: any("sink" in line and "/s" in line for line in lines), 30, "a status line")
@@ -113,7 +79,7 @@ def test_run_stream_when_sigint_then_cancelled_with_status_130(stream_file: Path
 @pytest.mark.spark
 def test_run_stream_when_seconds_then_stopped_with_status_0_and_measured_dot(stream_file: Path, tmp_path: Path) -> None:
     measured = tmp_path / "measured.dot"
-    proc = _start([str(stream_file), "--seconds", "4", "--measured", str(measured), "--guarantee", "at_least_once"],
+    proc = start_run([str(stream_file), "--seconds", "4", "--measured", str(measured), "--guarantee", "at_least_once"],
                   tmp_path)
     try:
         stdout, stderr = proc.communicate(timeout=240)

@@ -5,36 +5,22 @@ The command runs in a subprocess (its own JVM) on a small endless stream job, st
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
-import textwrap
-import threading
 from pathlib import Path
 
 import pytest
 
 from tests.runtime.webui.webclient import base_and_token, get
 from tests.support import wait_for
+from tests.support.cli import LineReader, start_run, write_stream_job
 
-REPO = Path(__file__).resolve().parents[2]
 JOB = '''
-import time
-from dag import DAG
-from edges import between
-from processors import SourceBuilder, map_p, noop_p
-
-def fill(state, buf):
-    time.sleep(0.05)  # pacing the stream (the behaviour)
-    for _ in range(5):
-        buf.add(state[0])
-        state[0] += 1
+from processors import map_p, noop_p
 
 def job():
-    source = SourceBuilder.stream("counter", lambda ctx: [0]).fill_buffer_fn(fill).build()
     dag = DAG()
-    src = dag.new_vertex("counter", source, local_parallelism=1)
+    src = dag.new_vertex("counter", counter_source(), local_parallelism=1)
     double = dag.new_vertex("double", map_p(lambda n: 2 * n), local_parallelism=1)
     return dag.edge(between(src, double)).edge(between(double, dag.new_vertex("sink", noop_p(), 1)))
 '''
@@ -42,18 +28,13 @@ def job():
 
 @pytest.mark.spark
 def test_run_with_ui_then_address_printed_and_page_serves_the_job(tmp_path: Path) -> None:
-    target = tmp_path / "cli_ui_job.py"
-    target.write_text(textwrap.dedent(JOB))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.Popen([sys.executable, "-m", "jetspark_cli.main", "run", str(target), "--ui", "--seconds", "15",
-                             "--name", "ui-job", "--master", "local[2]"], cwd=tmp_path, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
-    reader.start()
+    target = write_stream_job(tmp_path / "cli_ui_job.py", JOB)
+    proc = start_run([str(target), "--ui", "--seconds", "15", "--name", "ui-job"], tmp_path, stdout=subprocess.DEVNULL)
+    err = LineReader(proc.stderr)
+    lines = err.lines
     try:
         address = re.compile(r"^web UI: (http://127\.0\.0\.1:\d+/\?token=\S+)$")
-        wait_for(lambda: any(address.match(line) for line in lines), 180, lambda: f"the address; got {lines[-10:]}")
+        err.wait_for(lambda lines: any(address.match(line) for line in lines), 180, "the address")
         base, token = base_and_token(next(address.match(line) for line in lines if address.match(line)).group(1))
         assert get(base, "/api/jobs")[0] == 403
 
@@ -70,5 +51,5 @@ def test_run_with_ui_then_address_printed_and_page_serves_the_job(tmp_path: Path
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=30)
-        reader.join(timeout=10)
+        err.thread.join(timeout=10)
     assert "stopped after 15 s" in "".join(lines)

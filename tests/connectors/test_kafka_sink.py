@@ -7,6 +7,7 @@ from __future__ import annotations
 import socket
 import time
 from collections import Counter
+from contextlib import contextmanager
 
 import pytest
 
@@ -157,6 +158,42 @@ def _eo_sink(cluster, name):
                          exactly_once=True)
 
 
+def _prepare(p, outbox, items, commit: bool) -> list:
+    """``p`` takes ``items`` and prepares a snapshot, then commits it or (``commit=False``) the execution dies in
+    phase 2 before the commit reached Kafka; the snapshot's entries."""
+    p.process(0, Inbox(items))
+    assert p.snapshot_commit_prepare()
+    saved = outbox.drain_snapshot()
+    if commit:
+        assert p.snapshot_commit_finish(True)
+    else:
+        _crash_at_commit(p)
+        with pytest.raises(RestartableError, match="injected"):
+            p.snapshot_commit_finish(True)
+    return saved
+
+
+def _fifty_prepared(supplier, commit: bool) -> list:
+    """An execution of one processor that prepares "0" .. "49" and commits them or dies (:func:`_prepare`)."""
+    before, outbox = start(supplier, guarantee=EXACTLY_ONCE)[0]
+    try:
+        return _prepare(before, outbox, [str(i) for i in range(50)], commit)
+    finally:
+        before.close()
+
+
+@contextmanager
+def _restored(supplier, saved):
+    """A new execution's processor restored from ``saved`` (restore finished), closed at the end."""
+    after, outbox = start(supplier, guarantee=EXACTLY_ONCE)[0]
+    try:
+        after.restore_from_snapshot(Inbox(saved))
+        assert after.finish_snapshot_restore()
+        yield after, outbox
+    finally:
+        after.close()
+
+
 def test_exactly_once_sink_when_prepared_then_snapshot_holds_the_transaction_records_and_first_position(
         mock_cluster):
     name = topic(mock_cluster, 1)
@@ -183,22 +220,10 @@ def test_exactly_once_sink_when_prepared_then_snapshot_holds_the_transaction_rec
 def test_exactly_once_sink_when_restored_after_its_commit_then_nothing_sent_again(mock_cluster):
     name = topic(mock_cluster, 2)
     supplier = _eo_sink(mock_cluster, name)
-    before, outbox = start(supplier, guarantee=EXACTLY_ONCE)[0]
-    try:
-        before.process(0, Inbox([str(i) for i in range(50)]))
-        assert before.snapshot_commit_prepare()
-        saved = outbox.drain_snapshot()
-        assert before.snapshot_commit_finish(True)  # committed, then the execution dies
-    finally:
-        before.close()
-    after = start(supplier, guarantee=EXACTLY_ONCE)[0][0]
-    try:
-        after.restore_from_snapshot(Inbox(saved))
-        assert after.finish_snapshot_restore()
+    saved = _fifty_prepared(supplier, commit=True)  # committed, then the execution dies
+    with _restored(supplier, saved) as (after, _):
         after.process(0, Inbox(["50"]))
         assert after.complete()
-    finally:
-        after.close()
     records = read_topic(mock_cluster, name, 51, settle=1.0, properties={"isolation.level": "read_committed"})
     assert Counter(int(v) for _, _, v, _ in records) == Counter(range(51))
 
@@ -208,23 +233,9 @@ def test_exactly_once_sink_when_crash_before_commit_on_mock_then_read_committed_
     # aborts nothing (module docstring of connectors.kafka_recovery), so the probe finds them there
     name = topic(mock_cluster, 2)
     supplier = _eo_sink(mock_cluster, name)
-    before, outbox = start(supplier, guarantee=EXACTLY_ONCE)[0]
-    try:
-        before.process(0, Inbox([str(i) for i in range(50)]))
-        assert before.snapshot_commit_prepare()
-        saved = outbox.drain_snapshot()
-        _crash_at_commit(before)
-        with pytest.raises(RestartableError, match="injected"):
-            before.snapshot_commit_finish(True)
-    finally:
-        before.close()
-    after = start(supplier, guarantee=EXACTLY_ONCE)[0][0]
-    try:
-        after.restore_from_snapshot(Inbox(saved))
-        assert after.finish_snapshot_restore()
+    saved = _fifty_prepared(supplier, commit=False)
+    with _restored(supplier, saved) as (after, _):
         assert after.complete()
-    finally:
-        after.close()
     records = read_topic(mock_cluster, name, 50, settle=1.0, properties={"isolation.level": "read_committed"})
     assert Counter(int(v) for _, _, v, _ in records) == Counter(range(50))
 
@@ -236,28 +247,18 @@ def test_exactly_once_sink_when_restored_transactions_not_in_log_then_sent_again
     procs = start(supplier, per_member=2, guarantee=EXACTLY_ONCE)  # two owners, restored into one processor
     try:
         for index, (p, outbox) in enumerate(procs):
-            p.process(0, Inbox([f"{index}-{i}" for i in range(20)]))
-            assert p.snapshot_commit_prepare()
-            saved += outbox.drain_snapshot()
-            _crash_at_commit(p)
-            with pytest.raises(RestartableError):
-                p.snapshot_commit_finish(True)
+            saved += _prepare(p, outbox, [f"{index}-{i}" for i in range(20)], commit=False)
     finally:
         for p, _ in procs:
             p.close()
     # the log loses them: what a real broker's abort does to a read_committed consumer, which the mock lacks
     mock_cluster.recreate_topic(name, 1)
-    after, outbox = start(supplier, guarantee=EXACTLY_ONCE)[0]
-    try:
-        after.restore_from_snapshot(Inbox(saved))
-        assert after.finish_snapshot_restore()
+    with _restored(supplier, saved) as (after, outbox):
         after.process(0, Inbox(["new"]))
         assert after.snapshot_commit_prepare()
         [(_, (_, records))] = outbox.drain_snapshot()  # resent records are saved again until committed
         assert len(records) == 41
         assert after.snapshot_commit_finish(True)
-    finally:
-        after.close()
     records = read_topic(mock_cluster, name, 41, settle=1.0, properties={"isolation.level": "read_committed"})
     expected = [f"{o}-{i}".encode() for o in range(2) for i in range(20)] + [b"new"]
     assert Counter(v for _, _, v, _ in records) == Counter(expected)

@@ -5,41 +5,23 @@ retried up to spark.task.maxFailures)."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import textwrap
-
 import pytest
+
+from tests.support.drivers import run_driver
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
+# usermod.py: tests.support.cluster_faults (executor_pid, fault_once, sequence, ...), then this (run_driver)
 USER_MODULE = '''
 import os, signal
-
-
-def _executor_jvm_pid():
-    pid = os.getpid()
-    for _ in range(6):  # worker -> pyspark daemon -> executor JVM
-        with open(f"/proc/{pid}/stat") as f:
-            pid = int(f.read().rsplit(")", 1)[1].split()[1])
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            if b"CoarseGrainedExecutorBackend" in f.read():
-                return pid
-    raise RuntimeError("no executor JVM among this worker's ancestors")
 
 
 def square_killing_once(marker):
     def square(x):
         if x == 1234:
-            try:
-                fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-            except FileExistsError:
-                return x * x
-            os.write(fd, str(_executor_jvm_pid()).encode())
-            os.close(fd)
-            os.kill(_executor_jvm_pid(), signal.SIGKILL)  # this executor dies mid-task
+            pid = executor_pid()
+            if fault_once(marker, str(pid)):
+                os.kill(pid, signal.SIGKILL)  # this executor dies mid-task
         return x * x
     return square
 
@@ -103,20 +85,11 @@ with Engine(EngineConfig(master="local-cluster[2,1,1024]", default_local_paralle
 
 
 def test_executor_loss_when_executor_jvm_killed_mid_job_then_job_completes_exactly(tmp_path):
-    (tmp_path / "usermod.py").write_text(textwrap.dedent(USER_MODULE))
-    script = tmp_path / "run_loss.py"
-    script.write_text(textwrap.dedent(SCRIPT))
     records, attempts = tmp_path / "records", tmp_path / "attempts"
     records.mkdir()
     attempts.mkdir()
-    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYTHONPATH")}
-    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    proc = subprocess.run([sys.executable, str(script), str(tmp_path / "killed"), str(records),
-                           str(attempts)], cwd=tmp_path,
-                          env=env, capture_output=True, text=True, timeout=600)
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
-    assert proc.returncode == 0 and lines, proc.stderr[-4000:]
-    result = json.loads(lines[-1][len("RESULT "):])
+    result = run_driver(tmp_path, SCRIPT, str(tmp_path / "killed"), str(records), str(attempts),
+                        user_module=USER_MODULE)
     assert result["killed"], "no executor was killed: the test proves nothing"
     n = 5000
     expected = sorted((k, sum(1 for x in range(n) if (x * x) % 7 == k)) for k in range(7))
@@ -130,51 +103,9 @@ def test_executor_loss_when_executor_jvm_killed_mid_job_then_job_completes_exact
     assert 1 <= result["attempts"] < 4
 
 
-PIPELINED_USER_MODULE = USER_MODULE + '''
-
-def kill_executor_once_published(marker, output):
-    """item -> item; once output was published (a snapshot completed), kills this executor's JVM, once."""
-    def fn(x):
-        published = any(not n.startswith(".") for n in os.listdir(output)) if os.path.isdir(output) else False
-        if published:
-            try:
-                fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-            except FileExistsError:
-                return x
-            pid = _executor_jvm_pid()
-            os.write(fd, str(pid).encode())
-            os.close(fd)
-            os.kill(pid, signal.SIGKILL)
-        return x
-    return fn
-
-
-def sequence(count):
-    """The tutorial's fault-tolerant sequence source, bounded and paced (about 2,000 numbers a second)."""
-    import time
-    from processors import SourceBuilder
-
-    def fill(state, buf):
-        for _ in range(20):
-            if state["n"] >= count:
-                buf.close()
-                return
-            buf.add(state["n"])
-            state["n"] += 1
-        time.sleep(0.01)  # pacing the source (the behaviour)
-
-    def restore(state, saved):
-        state["n"] = saved[0]
-
-    return (SourceBuilder.batch("sequence", lambda ctx: {"n": 0}).fill_buffer_fn(fill)
-            .create_snapshot_fn(lambda state: state["n"]).restore_snapshot_fn(restore).build())
-'''
-
 PIPELINED_SCRIPT = '''
-import json, logging, os, sys
-from dag import DAG, Engine, EngineConfig, ExecutionMode, JobConfig, ProcessingGuarantee
-from edges import between
-from processors import map_p, write_file_p
+import json, logging, sys
+from dag import Engine, EngineConfig
 import usermod
 
 marker, output, snapshots = sys.argv[1:4]
@@ -191,34 +122,16 @@ N = 12000
 config = EngineConfig(master="local-cluster[2,1,1024]", snapshot_dir=snapshots,
                       spark_conf={"spark.ui.enabled": "false"})
 with Engine(config) as engine:
-    dag = DAG()
-    src = dag.new_vertex("sequence", usermod.sequence(N))
-    kill = dag.new_vertex("kill", map_p(usermod.kill_executor_once_published(marker, output)), local_parallelism=1)
-    sink = dag.new_vertex("sink", write_file_p(output, exactly_once=True), local_parallelism=1)
-    dag.edge(between(src, kill)).edge(between(kill, sink))
-    job = engine.new_job(dag, JobConfig(execution_mode=ExecutionMode.PIPELINED, snapshot_interval_ms=200,
-                                        processing_guarantee=ProcessingGuarantee.EXACTLY_ONCE))
-    job.join(timeout=300)
-    numbers = [int(x) for name in os.listdir(output) if not name.startswith(".")
-               for x in open(os.path.join(output, name)).read().split()]
-    print("RESULT " + json.dumps({"members": engine.members, "numbers": sorted(numbers), "n": N,
-                                   "restarts": job.metrics().restarts, "logged": restarts,
-                                   "killed": open(marker).read() if os.path.exists(marker) else None}))
+    job, numbers, killed = usermod.killed_exactly_once_job(engine, N, marker, output, timeout=300)
+    print("RESULT " + json.dumps({"members": engine.members, "numbers": numbers, "n": N,
+                                   "restarts": job.metrics().restarts, "logged": restarts, "killed": killed}))
 '''
 
 
 def test_executor_loss_when_executor_jvm_killed_in_exactly_once_pipelined_job_then_restored_exactly_once(tmp_path):
-    (tmp_path / "usermod.py").write_text(textwrap.dedent(PIPELINED_USER_MODULE))
-    script = tmp_path / "run_pipelined_loss.py"
-    script.write_text(textwrap.dedent(PIPELINED_SCRIPT))
-    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYTHONPATH")}
-    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     marker, output, snapshots = tmp_path / "killed", tmp_path / "out", tmp_path / "snapshots"
-    proc = subprocess.run([sys.executable, str(script), str(marker), str(output), str(snapshots)], cwd=tmp_path,
-                          env=env, capture_output=True, text=True, timeout=600)
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
-    assert proc.returncode == 0 and lines, proc.stderr[-4000:]
-    result = json.loads(lines[-1][len("RESULT "):])
+    result = run_driver(tmp_path, PIPELINED_SCRIPT, str(marker), str(output), str(snapshots),
+                        user_module=USER_MODULE)
     assert result["members"] == 2
     assert result["killed"], "no executor was killed: the test proves nothing"
     # the lost executor restarted the job from a snapshot (numbers had been published), not from scratch

@@ -27,19 +27,18 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import importlib.metadata
-import json
 import os
 import secrets
 import shutil
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 
 import pytest
 
 from tests.support import free_base_port
+from tests.support.drivers import run_driver
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -47,7 +46,6 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 CLUSTER_SH = os.path.join(REPO, "scripts", "cluster.sh")
 EXAMPLES = os.path.join(REPO, "examples")
 RUNTIME_DEPS = ("pydantic", "networkx", "graphviz")
-DRIVER_TIMEOUT = 600
 sys.path.insert(0, EXAMPLES)  # before the shared local session starts: its workers get the driver's sys.path
 
 
@@ -135,38 +133,9 @@ def cluster(tmp_path_factory, executor_venv):
         assert stopped.returncode == 0 and not left, (stopped.stdout + stopped.stderr, left)
 
 
-def run_driver(tmp_path, script: str, *args: str, env_extra: dict | None = None) -> dict:
-    """Run ``script`` (with ``usermod.py`` next to it) as its own driver process; its RESULT line as a dict."""
-    (tmp_path / "usermod.py").write_text(textwrap.dedent(USER_MODULE))
-    path = tmp_path / "driver.py"
-    path.write_text(textwrap.dedent(script))
-    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYTHONPATH")}
-    env.update({"PYTHONPATH": REPO, **(env_extra or {})})
-    proc = subprocess.run([sys.executable, str(path), *args], cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=DRIVER_TIMEOUT)
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
-    assert proc.returncode == 0 and lines, proc.stdout[-2000:] + proc.stderr[-5000:]
-    return json.loads(lines[-1][len("RESULT "):])
-
-
+# usermod.py: tests.support.cluster_faults (executor_pid, fault_once, sequence, ...), then this (run_driver)
 USER_MODULE = '''
 import os, signal, sys, time
-
-
-def _ancestor(marker):
-    """The pid of the nearest ancestor process whose command line contains ``marker``."""
-    pid = os.getpid()
-    for _ in range(8):
-        with open(f"/proc/{pid}/stat") as f:
-            pid = int(f.read().rsplit(")", 1)[1].split()[1])
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            if marker in f.read():
-                return pid
-    raise RuntimeError(f"no ancestor {marker!r}")
-
-
-def executor_pid():
-    return _ancestor(b"CoarseGrainedExecutorBackend")
 
 
 def where(x):
@@ -187,65 +156,25 @@ def tag_with(cls):
     return lambda x: (x, cls.__name__)
 
 
-def kill_executor_once_published(marker, output):
-    """item -> item; once output was published (a snapshot completed), kills this executor's JVM, once."""
-    def fn(x):
-        if os.path.isdir(output) and any(not n.startswith(".") for n in os.listdir(output)):
-            try:
-                fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-            except FileExistsError:
-                return x
-            os.write(fd, str(executor_pid()).encode())
-            os.close(fd)
-            os.kill(executor_pid(), signal.SIGKILL)
-        return x
-    return fn
-
-
 def kill_worker_once(marker):
     """x -> x * x; on x == 1500, once, kills this task's whole worker: its Worker JVM and executor JVM."""
     def fn(x):
         if x == 1500:
-            try:
-                fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-            except FileExistsError:
-                return x * x
-            worker, executor = _ancestor(b"deploy.worker.Worker"), executor_pid()
-            os.write(fd, f"{worker} {executor}".encode())
-            os.close(fd)
-            os.kill(worker, signal.SIGKILL)
-            os.kill(executor, signal.SIGKILL)
+            worker, executor = ancestor(b"deploy.worker.Worker"), executor_pid()
+            if fault_once(marker, f"{worker} {executor}"):
+                os.kill(worker, signal.SIGKILL)
+                os.kill(executor, signal.SIGKILL)
         time.sleep(0.0005)
         return x * x
     return fn
-
-
-def sequence(count):
-    """A bounded, paced, fault-tolerant sequence source (about 2,000 numbers a second)."""
-    from processors import SourceBuilder
-
-    def fill(state, buf):
-        for _ in range(20):
-            if state["n"] >= count:
-                buf.close()
-                return
-            buf.add(state["n"])
-            state["n"] += 1
-        time.sleep(0.01)
-
-    def restore(state, saved):
-        state["n"] = saved[0]
-
-    return (SourceBuilder.batch("sequence", lambda ctx: {"n": 0}).fill_buffer_fn(fill)
-            .create_snapshot_fn(lambda state: state["n"]).restore_snapshot_fn(restore).build())
 '''
 
 PRELUDE = '''
 import json, os, sys, time
 sys.path.insert(0, EXAMPLES)
-from dag import DAG, Engine, EngineConfig, ExecutionMode, JobConfig, JobFailedError, ProcessingGuarantee
+from dag import DAG, Engine, EngineConfig, ExecutionMode, JobConfig
 from edges import between
-from processors import map_p, read_list_p, write_file_p, write_list_p
+from processors import map_p, read_list_p, write_list_p
 import usermod
 
 master = sys.argv[1]
@@ -327,19 +256,8 @@ with Engine(config) as engine:
 
     def exactly_once():
         n = 8000
-        dag = DAG()
-        src = dag.new_vertex("sequence", usermod.sequence(n))
-        kill = dag.new_vertex("kill", map_p(usermod.kill_executor_once_published(marker, output)),
-                              local_parallelism=1)
-        sink = dag.new_vertex("sink", write_file_p(output, exactly_once=True), local_parallelism=1)
-        dag.edge(between(src, kill)).edge(between(kill, sink))
-        job = engine.new_job(dag, JobConfig(execution_mode=ExecutionMode.PIPELINED, snapshot_interval_ms=200,
-                                            processing_guarantee=ProcessingGuarantee.EXACTLY_ONCE))
-        job.join(timeout=360)
-        numbers = [int(x) for name in os.listdir(output) if not name.startswith(".")
-                   for x in open(os.path.join(output, name)).read().split()]
-        return {"numbers": sorted(numbers), "n": n, "restarts": job.metrics().restarts,
-                "killed": open(marker).read() if os.path.exists(marker) else None}
+        job, numbers, killed = usermod.killed_exactly_once_job(engine, n, marker, output, timeout=360)
+        return {"numbers": numbers, "n": n, "restarts": job.metrics().restarts, "killed": killed}
 
     result["exactly_once"] = guarded(exactly_once)
 
@@ -375,7 +293,8 @@ def main_run(cluster, executor_venv, tmp_path_factory) -> dict:
     tmp = tmp_path_factory.mktemp("main-driver")
     return run_driver(tmp, MAIN_SCRIPT, cluster.url, os.path.join(executor_venv, "bin", "python"),
                       str(tmp / "killed"), str(tmp / "out"), str(tmp / "snapshots"), archive,
-                      str(tmp / "worker-killed"), env_extra={"JETSPARK_CLUSTER_SECRET": cluster.secret})
+                      str(tmp / "worker-killed"), user_module=USER_MODULE,
+                      env_extra={"JETSPARK_CLUSTER_SECRET": cluster.secret})
 
 
 def ok(section: dict):

@@ -14,6 +14,13 @@ from a topic module, ``from tests.support.processors import Tag``.
 - ``modes``: run a module's jobs in both execution modes (``ModeEngine``, ``MODES``).
 - ``snapshots``: an engine-free snapshot/restore cycle of one vertex's processors.
 - ``reference``: independent, plain-Python reference computations the examples are checked against.
+- ``cli``: ``jetspark run`` on a paced stream job in a subprocess (``write_stream_job``, ``start_run``,
+  ``LineReader``).
+- ``drivers``: a test's own Spark driver in a subprocess (``run_driver``), for ``local-cluster`` and standalone
+  clusters; its user module starts with ``cluster_faults`` (executor and worker kills, a paced sequence source,
+  the exactly-once job that must survive a kill).
+- ``tasks``: a DAG's pipelined tasks in threads of this process, without Spark (``in_process_spec``; also used
+  by ``bench/bench_throughput.py``).
 
 Server helpers stay beside what they serve: ``tests/postgres.py`` (also used by ``bench/``),
 ``tests/connectors/kafka_support.py`` (a module-scoped fixture) and ``tests/runtime/webui/`` (browser, client).

@@ -7,22 +7,17 @@ instead of the processor's own error. So the task reports while its links are st
 
 from __future__ import annotations
 
-import os
 import threading
-from types import SimpleNamespace
 
 import pytest
 
-from dag import DAG, EngineConfig
-from dag.config import ProcessingGuarantee
-from dag.planner import plan_dag
-from dag.runtime.pipelined.layout import make_layout
+from dag import DAG
 from dag.runtime.pipelined.runner import TaskRunners
 from edges import between
 from processors import AbstractProcessor, Processor
-from processors.api.context import Context
 
 from tests.support.processors import Emit
+from tests.support.tasks import in_process_spec
 
 
 class FailsOnFirstItem(AbstractProcessor):
@@ -32,19 +27,7 @@ class FailsOnFirstItem(AbstractProcessor):
 
 def _task_runners(dag: DAG, report) -> TaskRunners:
     """The runners of the single task of ``dag`` (a one-task layout, links with no peer)."""
-    config = EngineConfig(master="local[1]")
-    plan = plan_dag(dag, config, 1, 1)
-    suppliers = {}
-    for vp in plan.vertices.values():
-        meta = dag.get_vertex(vp.name).meta_supplier
-        meta.init(Context(vertex_name=vp.name, total_parallelism=vp.total_parallelism,
-                          local_parallelism=vp.local_parallelism, member_count=1))
-        suppliers[vp.name] = [meta.get([0])(0)]
-    spec = SimpleNamespace(layout=make_layout(plan, 1), suppliers=suppliers,
-                           channel=SimpleNamespace(secret=os.urandom(32)), host="127.0.0.1", job_id=1,
-                           guarantee=ProcessingGuarantee.NONE, unbounded=False, max_watermark_retain_ms=None,
-                           log_levels=None, attempt=0, snapshots=None)
-    return TaskRunners(0, spec, None, threading.Event(), report_failure=report)
+    return TaskRunners(0, in_process_spec(dag), None, threading.Event(), report_failure=report)
 
 
 def test_task_when_processor_fails_then_reports_before_stopping():
