@@ -47,11 +47,12 @@ from typing import TYPE_CHECKING, Any
 from jetspark_base.errors import JobFailedError
 from dag.runtime.common.failures import failed_task_index, summarize_spark_error
 from dag.planner.physical_plan import VertexKind
-from dag.runtime.common.job_group import await_tasks_gone, cancel_in_background
+from dag.runtime.common.job_group import active_tasks, await_tasks_gone, cancel_in_background
 from dag.runtime.common.meta_suppliers import MetaSuppliers
 from dag.runtime.pipelined.layout import Layout, make_layout
 from dag.config import ProcessingGuarantee
-from dag.runtime.pipelined.restarts import CAUSE_WAIT, SnapshotRun
+from dag.runtime.pipelined.failure_choice import CAUSE_WAIT
+from dag.runtime.pipelined.restarts import SnapshotRun
 from dag.runtime.pipelined.suspension import Suspension
 from dag.runtime.pipelined.worker import ADDRESS_TOPIC, EXCHANGE_WAIT, Worker, WorkerSpec
 from dag.runtime.pipelined.snapshot_coordinator import is_restartable
@@ -255,9 +256,13 @@ class PipelinedRun:
         elif self.snapshotting is None:
             # A broken link is mostly the echo of a peer's own failure whose record is still on its way: let
             # the tasks stop at their next status poll (the failing one reports first) and cancel only what is
-            # left after CAUSE_WAIT, so the job names the cause, not the echo (restarts.SnapshotRun._failure_of).
+            # left after CAUSE_WAIT, so the job names the cause, not the echo (failure_choice.py).
             threading.Thread(target=self._cancel_when_tasks_gone, name=f"jetspark-fail-{self.job.id}",
                              daemon=True).start()
+
+    def tasks_running(self) -> bool:
+        """Whether a task of the job still runs (and so may still report a failure)."""
+        return active_tasks(self.sc, self.job.group_id) > 0
 
     def _cancel_when_tasks_gone(self) -> None:
         await_tasks_gone(self.sc, self.job.group_id, timeout=CAUSE_WAIT, warn=False)

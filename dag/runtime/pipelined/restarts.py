@@ -46,11 +46,12 @@ from typing import TYPE_CHECKING, Any
 
 from dag.config import ProcessingGuarantee
 from jetspark_base.errors import JobFailedError
-from dag.runtime.common.failures import _ID_RE, ID_PREFIX, RECORD_WAIT, _text
+from dag.runtime.common.failures import ID_PREFIX
 from dag.runtime.common.metrics import RestartRecord
 from dag.runtime.pipelined.snapshots import SNAPSHOT_TOPIC, SnapshotSpec
 from dag.runtime.pipelined.suspension import CANCELLED, Suspension
-from dag.runtime.common.job_group import active_tasks, await_tasks_gone
+from dag.runtime.common.job_group import await_tasks_gone
+from dag.runtime.pipelined.failure_choice import choose_failure
 from dag.runtime.pipelined.sink_ledger import SinkLedger
 from dag.runtime.pipelined.snapshot_coordinator import RestartPolicy, SnapshotCoordinator, completed_on_restore
 from dag.runtime.pipelined.snapshot_routing import RestoreRouter, restore_router
@@ -68,10 +69,6 @@ SNAPSHOT_TIMEOUT = 120.0
 TICK_SECONDS = 0.02
 """How often the ticker looks whether a snapshot is due or complete."""
 _log = logging.getLogger("jetspark.snapshots")
-CAUSE_WAIT = 5.0
-"""At most this many seconds a broken link's failure waits for a peer's own failure that may have caused it
-(``_failure_of``). The wait ends as soon as that record arrives or no task of the job runs any more: a
-processor's failure record is acknowledged by the driver before its task ends, so none can come after."""
 
 
 class RestartTimeline:
@@ -280,37 +277,8 @@ class SnapshotRun(Suspension):
         return self.coordinator.prepare_restart()
 
     def _failure_of(self, exc: BaseException | None) -> dict | None:
-        """The failure record of the execution that just failed: the one named in Spark's error, else the first
-        that arrived since the execution started; None when no task reported one (an infrastructure failure).
-
-        A task whose link broke reports an infrastructure failure too, and when a peer fails of its own accord
-        (a user error) that echo can reach Spark, or the channel, first: so an infrastructure record gives way
-        to a processor's own failure of the same execution, waited for while a task still runs (at most
-        :data:`CAUSE_WAIT` seconds)."""
-        channel = self.run.channel
-        ids = _ID_RE.findall(_text(exc)) if exc is not None else []
-        chosen = None
-        for failure_id in reversed(ids):
-            chosen = channel.failure_record(failure_id, wait=RECORD_WAIT if failure_id == ids[-1] else 0.0)
-            if chosen is not None:
-                break
-        if chosen is None:
-            recent = channel.records_since(self._records_before)
-            chosen = recent[0] if recent else None
-        if chosen is None or not chosen.get("restartable"):
-            return chosen
-        deadline = time.monotonic() + CAUSE_WAIT
-        while True:
-            cause = next((r for r in channel.records_since(self._records_before) if not r.get("restartable")), None)
-            if cause is not None:
-                return cause
-            if not self._tasks_running() or time.monotonic() >= deadline:
-                return chosen
-            time.sleep(0.02)
-
-    def _tasks_running(self) -> bool:
-        """Whether a task of the job still runs (and so may still report a failure)."""
-        return active_tasks(self.run.sc, self.job.group_id) > 0
+        """The failure record of the execution that just failed (``failure_choice.choose_failure``)."""
+        return choose_failure(self.run.channel, exc, self._records_before, self.run.tasks_running)
 
     def _prepare_restart(self, cause: dict, stage_failed: bool) -> int | None:
         run, job = self.run, self.job

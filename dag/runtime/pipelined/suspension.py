@@ -22,8 +22,10 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from jetspark_base.errors import DagValidationError
+from jetspark_base.errors import DagValidationError, JobFailedError
+from dag.runtime.common.failures import ID_PREFIX
 from dag.runtime.common.status import JobStatus
+from dag.runtime.pipelined.failure_choice import choose_failure
 
 if TYPE_CHECKING:  # pragma: no cover
     from dag.runtime.runtime import RunningJob
@@ -111,20 +113,31 @@ class Suspension:
                   f"from snapshot {restore_id}")
         return restore_id
 
+    def _raise_cause(self, exc: Exception, records_before: int) -> None:
+        """Raise the failure of an execution that failed with Spark's ``exc``: a processor's own failure, not a
+        broken link it caused (``failure_choice.py``); without any record (a Python worker died unreported),
+        the error naming the processors the lost task ran. Returns when neither applies."""
+        run = self.run
+        cause = choose_failure(run.channel, exc, records_before, run.tasks_running)
+        if cause is not None:  # the job reports the record named here
+            raise JobFailedError(f"Job '{self.job.name}' failed [{ID_PREFIX}{cause['id']}]") from exc
+        lost = run.lost_task(exc)
+        if lost is not None:
+            raise lost from exc
+
     def run_executions(self) -> None:
         """The execution loop of a job without snapshots: run, and after a suspension run again from scratch."""
         run = self.run
         while True:
             spec = run.worker_spec()
             run.await_slots()
+            records_before = run.channel.record_count()
             try:
                 run.run_stage(spec)
             except BaseException as exc:
                 if not self.stopped_for_suspension():
-                    # a Python worker died and no task reported it: the error names the processors it ran
-                    lost = run.lost_task(exc) if isinstance(exc, Exception) else None
-                    if lost is not None:
-                        raise lost from exc
+                    if isinstance(exc, Exception):
+                        self._raise_cause(exc, records_before)
                     raise
             if not self.stopped_for_suspension() or self._suspended() is CANCELLED:
                 return

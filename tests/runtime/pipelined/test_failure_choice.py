@@ -6,8 +6,12 @@ import threading
 import time
 from types import SimpleNamespace
 
+import pytest
+
 from dag.runtime.common.failures import ID_PREFIX
-from dag.runtime.pipelined.restarts import CAUSE_WAIT, SnapshotRun
+from dag.runtime.pipelined.failure_choice import CAUSE_WAIT, choose_failure
+from dag.runtime.pipelined.suspension import Suspension
+from jetspark_base.errors import JobFailedError
 
 LINK = {"id": "a" * 32, "exc_type": "ConnectionError", "restartable": True, "vertex": "items"}
 USER = {"id": "b" * 32, "exc_type": "ZeroDivisionError", "vertex": "mapWithUpdatingSink(m)"}
@@ -24,11 +28,12 @@ class _Channel:
         return self.records[count:]
 
 
+def _spark_error(names):
+    return RuntimeError(f"task failed: {ID_PREFIX}{names['id']}") if names else None
+
+
 def _failure_of(records, spark_error_names, tasks_running=lambda: False):
-    run = SimpleNamespace(run=SimpleNamespace(channel=_Channel(records)), _records_before=0,
-                          _tasks_running=tasks_running)
-    error = RuntimeError(f"task failed: {ID_PREFIX}{spark_error_names['id']}") if spark_error_names else None
-    return SnapshotRun._failure_of(run, error)  # noqa: SLF001
+    return choose_failure(_Channel(records), _spark_error(spark_error_names), 0, tasks_running)
 
 
 def test_failure_when_spark_names_a_broken_link_but_a_processor_failed_then_the_processor_failure():
@@ -72,3 +77,24 @@ def test_failure_when_the_processor_failure_arrives_late_under_load_then_it_is_r
 def test_failure_when_a_processor_failed_then_it_is_reported_at_once():
     assert _failure_of([USER], USER) is USER
     assert _failure_of([USER, LINK], None) is USER
+
+
+def _without_snapshots(records, lost=None):
+    """The execution loop of a job without snapshots, over a fake run whose Spark stage failed."""
+    run = SimpleNamespace(channel=_Channel(records), tasks_running=lambda: False, lost_task=lambda exc: lost)
+    return Suspension(run, SimpleNamespace(name="j"))
+
+
+def test_job_without_snapshots_when_spark_names_a_broken_link_then_fails_with_the_processor_failure():
+    """The doc-testing sample failed in CI beside another suite with a peer's broken link instead of the
+    assertion's own AssertionCompletedException: Spark named the peer's task, which failed first."""
+    with pytest.raises(JobFailedError, match=f"failed \\[{ID_PREFIX}{USER['id']}\\]") as raised:
+        _without_snapshots([USER, LINK])._raise_cause(_spark_error(LINK), 0)  # noqa: SLF001
+    assert isinstance(raised.value.__cause__, RuntimeError)  # Spark's error stays the cause to decide on
+
+
+def test_job_without_snapshots_when_no_record_then_the_lost_task_error():
+    lost = JobFailedError("Job 'j' failed: task 1 (running m#1) was lost")
+    with pytest.raises(JobFailedError, match="was lost"):
+        _without_snapshots([], lost)._raise_cause(RuntimeError("Python worker exited unexpectedly"), 0)  # noqa: SLF001
+    _without_snapshots([])._raise_cause(RuntimeError("cancelled"), 0)  # noqa: SLF001 - neither: returns
