@@ -35,6 +35,7 @@ Run: ``.venv/bin/python bench/bench_streaming.py [--items N] [--ss-rows N] [--ra
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import os
 import statistics
@@ -43,7 +44,7 @@ import tempfile
 import threading
 import time
 from array import array
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parents[1] / "examples"),
@@ -192,6 +193,23 @@ def stamp_mapped(item: tuple) -> tuple:
     return item + (time.time_ns(),)
 
 
+class WakeProbe:
+    """A thread that sleeps 1 ms at a time and records how late it wakes (``late``, microseconds, at ``when``,
+    ns): how long any thread of the process that wakes then waits for the GIL and a core (``--probe``)."""
+
+    def __init__(self):
+        self.when, self.late = array("q"), array("q")
+        self.stopped = threading.Event()
+        threading.Thread(target=self._loop, daemon=True, name="bench-wake-probe").start()
+
+    def _loop(self):
+        while not self.stopped.is_set():
+            start = time.perf_counter_ns()
+            time.sleep(0.001)
+            self.late.append((time.perf_counter_ns() - start - 1_000_000) // 1000)
+            self.when.append(time.time_ns())
+
+
 class Latency(Processor):
     """Measures each ``(due_ns, i, pid, emitted_ns, mapped_ns)`` when it reaches this processor and emits, at
     the end, one dict of arrays: ``due`` (ns), ``total`` (due -> here, microseconds) and its parts ``pacing`` (due
@@ -202,8 +220,12 @@ class Latency(Processor):
     in the task until the job ends (arrays: no object per item for the collector to walk), so the measured
     pipeline does not also carry millions of results to the driver while it is measured."""
 
+    def __init__(self, probe: bool = False):
+        self.with_probe = probe
+
     def init(self, outbox, context):
         self.outbox, self.pid = outbox, os.getpid()
+        self.probe = WakeProbe() if self.with_probe else None
         self.arrays = {name: array("q") for name in ("due", "pacing", "hop1", "hop2", "total", "remote")}
         self.gc: list[tuple[int, float]] = []
         self._gc_start = 0.0
@@ -231,11 +253,15 @@ class Latency(Processor):
     def complete(self):
         if self.result is None:  # made once: a refused offer is retried with the same item
             self.result = {**self.arrays, "gc": self.gc}
+            if self.probe is not None:
+                self.result["probe"] = list(zip(self.probe.when, self.probe.late))
         return self.outbox.offer(self.result)
 
     def close(self):
         if self._on_gc in gc.callbacks:
             gc.callbacks.remove(self._on_gc)
+        if getattr(self, "probe", None) is not None:
+            self.probe.stopped.set()
 
 
 @dataclass
@@ -248,16 +274,20 @@ class LatencyRun:
     parts: dict[str, list[int]]
     rate: float
     gc: list[tuple[int, float]]
+    probe: list[tuple[int, int]] = field(default_factory=list)  # (when ns, late us) of the wake probes
+    arrivals: list[tuple[int, int]] = field(default_factory=list)  # (arrival ns, latency us), with --probe
 
 
-def jetspark_latency(engine: Engine, rate: int | None, seconds: float, warmup: float) -> LatencyRun:
+def jetspark_latency(engine: Engine, rate: int | None, seconds: float, warmup: float,
+                     probe: bool = False) -> LatencyRun:
     """The items due after the first ``warmup`` seconds of a paced job of ``warmup + seconds`` (``rate=None``:
     unpaced, the maximum throughput): source -> map (local edge) -> the measuring processor (distributed
-    partitioned edge, TCP between the tasks for half of the items)."""
+    partitioned edge, TCP between the tasks for half of the items). ``probe``: a :class:`WakeProbe` runs in
+    each measuring processor's process."""
     dag = DAG()
     src = dag.new_vertex("paced", lambda: PacedSource(rate, warmup + seconds))
     ident = dag.new_vertex("map", map_p(stamp_mapped))
-    lat = dag.new_vertex("latency", Latency)
+    lat = dag.new_vertex("latency", lambda: Latency(probe))
     sink = dag.new_vertex("sink", write_list_p("latencies"))
     dag.edge(between(src, ident)).edge(between(ident, lat).partitioned(lambda x: x[1]).distributed())
     dag.edge(between(lat, sink))
@@ -277,8 +307,11 @@ def jetspark_latency(engine: Engine, rate: int | None, seconds: float, warmup: f
                 parts["hop1"].append(hop1)
                 parts["hop2 remote" if remote else "hop2 local"].append(hop2)
     span = (max(arrivals) - min(arrivals)) / 1e9 if len(arrivals) > 1 else float("nan")
+    start = first + warmup * 1e9
     return LatencyRun(sorted(total), {k: sorted(v) for k, v in parts.items()}, len(total) / span,
-                      [g for r in results for g in r["gc"]])
+                      [g for r in results for g in r["gc"]],
+                      probe=[(when, late) for r in results for when, late in r.get("probe", ()) if when >= start],
+                      arrivals=list(zip(arrivals, total)) if probe else [])
 
 
 def structured_latency(spark, rate: int, seconds: float, warm_batches: int) -> tuple[list[float], float]:
@@ -412,6 +445,9 @@ def main(argv: list[str] | None = None) -> int:
                              "(latency_curve.py); the comparison with Structured Streaming uses the first rate")
     parser.add_argument("--curve-only", action="store_true", help="run only the latency curve of --rate")
     parser.add_argument("--plot", help="write the latency curve as SVG to this file (e.g. docs/img/latency_curve.svg)")
+    parser.add_argument("--probe", action="store_true",
+                        help="with --rate: a thread in each measuring process records how late it wakes from 1 ms "
+                             "sleeps (the wait for the GIL and a core), printed beside the worst 100 ms of items")
     parser.add_argument("--seconds", type=float, default=10.0, help="measured seconds of the latency runs")
     parser.add_argument("--warmup", type=float, default=2.0, help="seconds of the jetspark latency run left out")
     parser.add_argument("--repeat", type=int, default=3, help="word count runs per mode")
@@ -471,7 +507,8 @@ def latency_curve(engine: Engine, args: argparse.Namespace) -> list:
     jetspark_latency(engine, 1000, 1.0, 0.5)  # warm-up: Python workers and imports
     rates = lc.parse_rates(args.rate, maximum)
     print(lc.format_curve([]), flush=True)
-    points = lc.sweep(engine, rates, args.seconds, args.warmup, jetspark_latency, machine_hop_latency, percentiles)
+    measure = functools.partial(jetspark_latency, probe=args.probe)
+    points = lc.sweep(engine, rates, args.seconds, args.warmup, measure, machine_hop_latency, percentiles)
     print(f"load average after the curve: {load_average()}")
     print(lc.format_curve(points))
     if args.plot:

@@ -16,6 +16,9 @@ parts of the p99 that tell where a tail comes from:
 
 Next to each rate the **machine's floor** is measured: a plain-Python TCP hop between two processes at the
 same rate (``bench_streaming.machine_hop_latency``), the tail any hop gets from the machine's scheduler then.
+With ``--probe`` a thread in each measuring process sleeps 1 ms at a time and records how late it wakes (the
+wait for the GIL and a core that any thread waking there has then); :func:`probe_report` prints its percentiles
+and, for the worst 100 ms windows of the items' latency, the probe's longest wait in the same window.
 The picture (``--plot FILE.svg``) is plain SVG text written here (no plotting library): p50/p99/p99.9 per hop
 against the rate (log scale both ways), the floor's p99 dashed, the targets (p99 5 ms, p99.9 10 ms) dotted.
 """
@@ -27,7 +30,7 @@ import os
 from dataclasses import dataclass
 from typing import Callable
 
-__all__ = ["CurvePoint", "parse_rates", "sweep", "format_curve", "curve_svg"]
+__all__ = ["CurvePoint", "parse_rates", "sweep", "probe_report", "format_curve", "curve_svg"]
 
 TARGET_P99_MS, TARGET_P999_MS = 5.0, 10.0
 
@@ -78,7 +81,31 @@ def sweep(engine, rates: list[int], seconds: float, warmup: float, measure: Call
         run = measure(engine, rate, seconds, warmup)
         points.append(point(rate, run, floor(rate, seconds, warmup), percentiles))
         print(format_curve(points[-1:], header=False), flush=True)
+        if run.probe:
+            print(probe_report(run.probe, run.arrivals), flush=True)
     return points
+
+
+def probe_report(probe: list[tuple[int, int]], arrivals: list[tuple[int, int]], worst: int = 8) -> str:
+    """How late the wake probes woke (``(when ns, late us)``) over the run, and in the ``worst`` 100 ms windows
+    of the items' latency (``(arrival ns, latency us)``): does a thread of the measuring processes wait long
+    exactly when the items do?"""
+    late = sorted(us for _, us in probe)
+    n = len(late)
+    text = (f"wake probe, {n} sleeps of 1 ms: late p50 {late[n // 2] / 1000:.2f}, p99 {late[int(n * 0.99)] / 1000:.2f}, "
+            f"p99.9 {late[int(n * 0.999)] / 1000:.2f}, max {late[-1] / 1000:.2f} ms")
+    window = 100_000_000
+    items: dict[int, int] = {}
+    for at, us in arrivals:
+        items[at // window] = max(items.get(at // window, 0), us)
+    waits: dict[int, int] = {}
+    for at, us in probe:
+        waits[at // window] = max(waits.get(at // window, 0), us)
+    ranked = sorted(items, key=items.get, reverse=True)[:worst]  # type: ignore[arg-type]
+    pairs = ", ".join(f"{items[k] / 1000:.0f}/{waits.get(k, 0) / 1000:.1f}" for k in ranked)
+    typical = sorted(waits.values())[len(waits) // 2] / 1000 if waits else math.nan
+    return (f"{text}\nworst 100 ms windows, item latency / longest probe wait (ms): {pairs}; the median window's "
+            f"longest probe wait: {typical:.1f} ms")
 
 
 def format_curve(points: list[CurvePoint], header: bool = True) -> str:

@@ -1,0 +1,48 @@
+"""The wake probe of ``bench_streaming.py --probe`` and its report (``bench/latency_curve.py``), without Spark."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.support import wait_for
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+@pytest.fixture
+def bench(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCH.parent / "examples"))
+    monkeypatch.syspath_prepend(str(BENCH))
+    import bench_streaming
+    import latency_curve
+
+    yield bench_streaming, latency_curve
+    sys.modules.pop("bench_streaming", None)
+    sys.modules.pop("latency_curve", None)
+
+
+def test_wake_probe_when_running_then_records_how_late_each_sleep_woke(bench):
+    bench_streaming, _ = bench
+    probe = bench_streaming.WakeProbe()
+    try:
+        wait_for(lambda: len(probe.late) >= 20, 10, "20 sleeps of the probe")
+    finally:
+        probe.stopped.set()
+    assert len(probe.when) >= len(probe.late) - 1  # the last pair may be half written when read
+    assert all(late >= -1000 for late in probe.late)  # a sleep never ends much before its millisecond
+    assert probe.when[0] <= time.time_ns()
+
+
+def test_probe_report_when_items_waited_with_the_probe_then_worst_windows_pair_them(bench):
+    _, latency_curve = bench
+    window = 100_000_000
+    arrivals = [(k * window + 1, 1000 * (50 if k == 3 else 2)) for k in range(10)]  # window 3: 50 ms items
+    probe = [(k * window + 5, 1000 * (20 if k == 3 else 1)) for k in range(10)]  # ... and a 20 ms probe wait
+    report = latency_curve.probe_report(probe, arrivals, worst=2)
+    assert "max 20.00 ms" in report
+    assert "item latency / longest probe wait (ms): 50/20.0, 2/1.0" in report
+    assert "the median window's longest probe wait: 1.0 ms" in report
