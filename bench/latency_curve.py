@@ -92,8 +92,9 @@ def probe_report(probe: list[tuple[int, int]], arrivals: list[tuple[int, int]], 
     exactly when the items do?"""
     late = sorted(us for _, us in probe)
     n = len(late)
-    text = (f"wake probe, {n} sleeps of 1 ms: late p50 {late[n // 2] / 1000:.2f}, p99 {late[int(n * 0.99)] / 1000:.2f}, "
-            f"p99.9 {late[int(n * 0.999)] / 1000:.2f}, max {late[-1] / 1000:.2f} ms")
+    text = (f"wake probe, {n} sleeps of 1 ms: late p50 {late[n // 2] / 1000:.2f}, "
+            f"p99 {late[int(n * 0.99)] / 1000:.2f}, p99.9 {late[int(n * 0.999)] / 1000:.2f}, "
+            f"max {late[-1] / 1000:.2f} ms")
     window = 100_000_000
     items: dict[int, int] = {}
     for at, us in arrivals:

@@ -214,7 +214,8 @@ class Engine:
 
     def execution_mode(self, dag: Any, config: JobConfig | None = None) -> ExecutionMode:
         """How ``dag`` runs under ``config``: its ``execution_mode``, else PIPELINED iff the DAG has a stream
-        source or a vertex whose meta-supplier says ``needs_pipelined = True`` (watermarks in a bounded DAG). A stream source given STAGED explicitly is refused (a staged job would never end)."""
+        source or a vertex whose meta-supplier says ``needs_pipelined = True`` (watermarks in a bounded DAG). A
+        stream source given STAGED explicitly is refused (a staged job would never end)."""
         from processors.io.text_streams import is_stream_source
 
         streams = [v.name for v in as_dag(dag) if is_stream_source(v.meta_supplier)]

@@ -1,9 +1,9 @@
 """The staged processor driver: :func:`drive` runs one processor over a stream of inbound batches, engine-free.
 
-The lifecycle itself lives in :class:`processors.execution.tasklet.ProcessorTasklet` (the one state machine, shared with the
-pipelined runtime and ``verify_processor``; ``drive`` runs it with the ``STAGED`` policy) and ``drive`` feeds it
-batch by batch and yields what it emits. The Spark staged runtime calls
-:func:`drive` once per processor (one Spark partition of a vertex). Guarantees:
+The lifecycle itself lives in :class:`processors.execution.tasklet.ProcessorTasklet` (the one state machine, shared with
+the pipelined runtime and ``verify_processor``; ``drive`` runs it with the ``STAGED`` policy) and ``drive`` feeds it
+batch by batch and yields what it emits. The Spark staged runtime calls :func:`drive` once per processor (one Spark
+partition of a vertex). Guarantees:
 
 1. ``init(outbox, context)`` first; ``close()`` last and always, also when ``init`` or any later call failed
    or the consumer stopped iterating. An exception from ``close`` is raised when nothing failed before and is

@@ -2,10 +2,10 @@
 
 This is the one copy of the processor lifecycle. Three callers run it, each with a
 :class:`~processors.execution.tasklet_policy.TaskletPolicy` saying how it differs: the staged runtime
-(:func:`processors.execution.staged.drive`, ``STAGED``), the pipelined runtime (``dag/runtime/pipelined``, ``PIPELINED``)
-and ``verify_processor`` (``processors/testing.py``, its ``TEST_SUPPORT`` policy). The caller feeds input and
-events, calls :meth:`ProcessorTasklet.step` and routes what :meth:`~ProcessorTasklet.take_output` returns; it
-never decides what the processor is called with next. That decision is :attr:`ProcessorTasklet.state`, one
+(:func:`processors.execution.staged.drive`, ``STAGED``), the pipelined runtime (``dag/runtime/pipelined``,
+``PIPELINED``) and ``verify_processor`` (``processors/testing.py``, its ``TEST_SUPPORT`` policy). The caller feeds input
+and events, calls :meth:`ProcessorTasklet.step` and routes what :meth:`~ProcessorTasklet.take_output` returns; it never
+decides what the processor is called with next. That decision is :attr:`ProcessorTasklet.state`, one
 :class:`ProcessorState`, and the step function that reads it.
 
 The states
@@ -58,12 +58,12 @@ What moves the tasklet, and what each state emits:
 ``COMPLETE_EDGE``
     One ``complete_edge(o)`` call; back to ``PROCESS_INBOX``, which picks it again until it returned True.
 ``SAVE_SNAPSHOT`` / ``SNAPSHOT_COMMIT_PREPARE`` / ``EMIT_BARRIER``
-    Entered from ``PROCESS_INBOX`` or ``COMPLETE`` (never with input or a watermark pending) once a barrier is
-    due (:mod:`processors.execution.snapshot_steps`): ``save_to_snapshot()`` until True, then ``snapshot_commit_prepare()``
-    until True (not in ``verify_processor``: TestSupport does not call it), the snapshot bucket drained after
-    every call. ``EMIT_BARRIER`` (within the same step) records the saved entries for the runtime
-    (:meth:`~ProcessorTasklet.take_snapshots`) and, when the policy emits control items, puts the barrier on
-    every outbound ordinal after the items emitted before it; then the tasklet resumes where it was.
+    Entered from ``PROCESS_INBOX`` or ``COMPLETE`` (never with input or a watermark pending) once a barrier is due
+    (:mod:`processors.execution.snapshot_steps`): ``save_to_snapshot()`` until True, then ``snapshot_commit_prepare()``
+    until True (not in ``verify_processor``: TestSupport does not call it), the snapshot bucket drained after every
+    call. ``EMIT_BARRIER`` (within the same step) records the saved entries for the runtime
+    (:meth:`~ProcessorTasklet.take_snapshots`) and, when the policy emits control items, puts the barrier on every
+    outbound ordinal after the items emitted before it; then the tasklet resumes where it was.
 ``ON_SNAPSHOT_COMPLETED``
     Phase 2 (:meth:`~ProcessorTasklet.on_snapshot_completed`, from the coordinator): preempts any state after
     the restore, also ``END``: ``snapshot_commit_finish(success)`` until True for each snapshot this processor

@@ -24,8 +24,8 @@ Sources (Jet's ``ConvenientSourceP``), made by ``SourceBuilder.batch``, ``.strea
 - Timestamps (``timestamped_stream``): ``buf.add(item, timestamp)`` takes an int timestamp in milliseconds
   (``buf.add(item)`` stamps it with the current time). Items are emitted as themselves (Jet's "no wrapping";
   put the time into the item if downstream needs it) and the timestamps drive watermarks through the shared
-  :class:`~processors.windowing.event_time.EventTimeMapper` (one partition) with a *limiting lag* policy: the watermark is
-  the highest timestamp seen so far minus ``allowed_lag(ms)`` (default 0), and a
+  :class:`~processors.windowing.event_time.EventTimeMapper` (one partition) with a *limiting lag* policy: the
+  watermark is the highest timestamp seen so far minus ``allowed_lag(ms)`` (default 0), and a
   :class:`~processors.api.watermark.Watermark` is emitted just before the item that raises it (every increase, no
   throttling). Items behind the watermark are emitted too (dropping late items is the consumer's business). A
   ``fill_buffer_fn`` call that adds nothing lets the mapper check the time: after ``idle_timeout(ms)`` (default

@@ -1,5 +1,5 @@
-"""Whole-batch helpers of the sliding-window processors (``processors.windowing.sliding_window``), run in CPython's C code
-(``map``, ``starmap``, ``sorted``, ``min``/``max``, ``bisect``, ``collections._count_elements``) instead of a
+"""Whole-batch helpers of the sliding-window processors (``processors.windowing.sliding_window``), run in CPython's C
+code (``map``, ``starmap``, ``sorted``, ``min``/``max``, ``bisect``, ``collections._count_elements``) instead of a
 Python loop per item, with the per-item loop's results in the same order:
 
 - :func:`frame_runs` cuts a batch into runs of consecutive items of one frame: the whole batch when its lowest and

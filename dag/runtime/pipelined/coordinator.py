@@ -27,11 +27,11 @@ With ``processing_guarantee`` other than NONE, :class:`~dag.runtime.pipelined.re
 ``job.suspend()``/``resume()``/``restart()``). Every message of a task carries its execution number
 (``attempt``), and those of an earlier execution are ignored.
 
-A watchdog thread escalates: :data:`STOP_GRACE` seconds after a stop was requested it cancels the Spark job
-group, so a task stuck in user code cannot hold the job. It also fails the execution when a task that polled
-(or sent its link address) stays silent for :data:`TASK_SILENCE_SECONDS` (a frozen worker: Spark sees nothing wrong), with a record naming
-the task's processors, marked restartable. ``run()`` returns only when the stage ended, that is when every
-task released its slot.
+A watchdog thread escalates: :data:`STOP_GRACE` seconds after a stop was requested it cancels the Spark job group, so a
+task stuck in user code cannot hold the job. It also fails the execution when a task that polled (or sent its link
+address) stays silent for :data:`TASK_SILENCE_SECONDS` (a frozen worker: Spark sees nothing wrong), with a record naming
+the task's processors, marked restartable. ``run()`` returns only when the stage ended, that is when every task released
+its slot.
 
 Hooks for restart (issue 12): ``run()`` is one attempt; a restarting coordinator calls ``run_stage`` again with
 the same channel after a failure it deems restartable. ``runtime.py`` is the job's side of this coordinator.
@@ -291,8 +291,9 @@ class PipelinedRun:
         return ran[0][0], ran[0][1], ", ".join(f"{v}#{g}" for v, g in ran)
 
     def _check_silent_tasks(self) -> None:
-        """A task that polled (or sent its link address) before and has been silent for :data:`TASK_SILENCE_SECONDS` is lost (a frozen
-        worker or an unreachable machine, which Spark may not notice for minutes): store a failure record
+        """A task that polled (or sent its link address) before and has been silent for
+        :data:`TASK_SILENCE_SECONDS` is lost (a frozen worker or an unreachable machine, which Spark may not
+        notice for minutes): store a failure record
         naming its processors, as an infrastructure failure; the job's failure hook stops the stage."""
         now = time.monotonic()
         for t, seen in list(self.last_seen.items()):

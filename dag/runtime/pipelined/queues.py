@@ -1,11 +1,11 @@
 """Bounded queues between processors and the inbound side of an edge (pure Python).
 
 Every (sender processor, receiver processor, inbound ordinal) pair of an edge has one :class:`Queue`: a
-``deque`` of *entries*, each a list of items, a :class:`~processors.api.watermark.Watermark`, a snapshot barrier or
-the end-of-stream mark :data:`DONE` (emitted by the tasklet, defined in ``processors/execution/lifecycle.py``). A queue is
-bounded by :data:`QUEUE_ENTRIES` entries (each list at most the edge's queue size, since an outbox bucket never
-holds more); a sender whose target queue is full keeps the entry pending
-and retries, and does not step its processor meanwhile: back-pressure from the slowest consumer to the source.
+``deque`` of *entries*, each a list of items, a :class:`~processors.api.watermark.Watermark`, a snapshot barrier
+or the end-of-stream mark :data:`DONE` (emitted by the tasklet, defined in ``processors/execution/lifecycle.py``).
+A queue is bounded by :data:`QUEUE_ENTRIES` entries (each list at most the edge's queue size, since an outbox
+bucket never holds more); a sender whose target queue is full keeps the entry pending and retries, and does not
+step its processor meanwhile: back-pressure from the slowest consumer to the source.
 ``deque.append``/``popleft``/``len`` are atomic in CPython, so a queue is safe between one producer thread
 (the sender's scheduler or a link reader) and one consumer thread.
 

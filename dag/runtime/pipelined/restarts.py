@@ -6,19 +6,19 @@
 - **store**: ``EngineConfig.snapshot_dir`` (a temporary directory in local mode, deleted with the job; required
   on a cluster), one :class:`~dag.runtime.pipelined.snapshot_store.SnapshotStore` per job, cleared when the job is
   submitted so that nothing of an older job is ever restored;
-- **snapshots**: a ticker thread per execution starts snapshot ``n`` every ``snapshot_interval_ms`` after the
-  previous one completed (:class:`~dag.runtime.pipelined.snapshot_coordinator.SnapshotCoordinator`); the tasks learn it from
+- **snapshots**: a ticker thread per execution starts snapshot ``n`` every ``snapshot_interval_ms`` after the previous
+  one completed (:class:`~dag.runtime.pipelined.snapshot_coordinator.SnapshotCoordinator`); the tasks learn it from
   their status poll (reply ``snapshot``), the sources save and emit barrier ``n``, every processor saves once the
-  barrier is aligned and reports (``SNAPSHOT_TOPIC``); when all reported the snapshot is marked complete, older
-  ones are deleted, the driver-side sinks publish what it covers, and phase 2 goes out (reply ``finish``:
+  barrier is aligned and reports (``SNAPSHOT_TOPIC``); when all reported the snapshot is marked complete, older ones are
+  deleted, the driver-side sinks publish what it covers, and phase 2 goes out (reply ``finish``:
   ``[[id, success], ...]``); a snapshot that does not complete within :data:`SNAPSHOT_TIMEOUT` seconds fails;
-- **restarts**: when an execution fails with a ``RestartableError`` or an infrastructure failure (a lost task,
-  Python worker or executor, a broken link) the job restarts from the last complete snapshot: incomplete
-  snapshots are deleted, the staged sink items after it dropped, and a new barrier stage starts whose tasks
-  restore their processors' routed entries; :class:`~dag.runtime.pipelined.snapshot_coordinator.RestartPolicy` stops after
-  ``JobConfig.max_restarts`` restarts in a row, failing the job with the last error. Restarts are logged
-  (logger ``jetspark.snapshots``), counted (``job.metrics().restarts``) and listed with their causes
-  (``job.metrics().restart_log``). A cancelled job never restarts;
+- **restarts**: when an execution fails with a ``RestartableError`` or an infrastructure failure (a lost task, Python
+  worker or executor, a broken link) the job restarts from the last complete snapshot: incomplete snapshots are deleted,
+  the staged sink items after it dropped, and a new barrier stage starts whose tasks restore their processors' routed
+  entries; :class:`~dag.runtime.pipelined.snapshot_coordinator.RestartPolicy` stops after ``JobConfig.max_restarts``
+  restarts in a row, failing the job with the last error. Restarts are logged (logger ``jetspark.snapshots``), counted
+  (``job.metrics().restarts``) and listed with their causes (``job.metrics().restart_log``). A cancelled job never
+  restarts;
 - **a fast restart**: a task whose processor raised a restartable error reports it and then *returns* (the
   driver sets the stop flag instead of cancelling the Spark job group, so the other tasks stop at their next
   status poll and return too): the stage ends normally and Spark keeps the tasks' Python workers, which run
@@ -31,8 +31,9 @@
   snapshot is rolled back like after a failure), and ``resume`` starts a new execution from that snapshot (if it
   fails or times out, the job suspends anyway and resumes from the last complete one, as in Jet);
   ``restart`` is both;
-- **driver-side sinks** of an EXACTLY_ONCE job stage their items in a :class:`~dag.runtime.pipelined.sink_ledger.SinkLedger`
-  (``STAGE_TOPIC``), sealed per snapshot (``SEAL_TOPIC``); a completed job publishes what remains.
+- **driver-side sinks** of an EXACTLY_ONCE job stage their items in a
+  :class:`~dag.runtime.pipelined.sink_ledger.SinkLedger` (``STAGE_TOPIC``), sealed per snapshot (``SEAL_TOPIC``); a
+  completed job publishes what remains.
 """
 
 from __future__ import annotations

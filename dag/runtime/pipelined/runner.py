@@ -16,9 +16,10 @@ each non-cooperative one in a thread of its own. Once every processor finished, 
 links and keeps serving its finished processors' snapshot requests and phase-2 calls until every peer said
 ``BYE`` (a task whose processors end early, e.g. a member's stand-ins for a total-parallelism-one source, must
 not hold up the snapshots of the others). The first exception stops everything (``stop``); its origin
-(vertex, processor index) is kept, and it is reported to the driver (``report_failure``) *before* ``stop`` closes
-the links: a peer that sees a broken link reports that too, and the driver must have the cause first. A broken link to another task fails the task
-naming the processors of that task (the first one as the origin) as an infrastructure failure.
+(vertex, processor index) is kept, and it is reported to the driver (``report_failure``) *before* ``stop``
+closes the links: a peer that sees a broken link reports that too, and the driver must have the cause first. A
+broken link to another task fails the task naming the processors of that task (the first one as the origin) as
+an infrastructure failure.
 """
 
 from __future__ import annotations

@@ -52,7 +52,8 @@ class SnapshotCoordinator:
     """Snapshot ids, reports and completion of one job (see the module docstring).
 
     ``processors``: vertex name -> processor count (every vertex whose processors take part); ``ledger``: the
-    job's :class:`~dag.runtime.pipelined.sink_ledger.SinkLedger` or None; ``interval_ms``: ``JobConfig.snapshot_interval_ms``.
+    job's :class:`~dag.runtime.pipelined.sink_ledger.SinkLedger` or None; ``interval_ms``:
+    ``JobConfig.snapshot_interval_ms``.
     """
 
     def __init__(self, store: Any, processors: Mapping[str, int], *, interval_ms: int, ledger: Any = None):

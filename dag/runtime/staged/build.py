@@ -293,8 +293,9 @@ class PlanRun:
         return [items[start:end] for start, end in bounds]
 
     def _deal(self, vp: VertexPlan, ordinal: int | None) -> None:
-        """Deal the driver source's entries on demand (``dag/runtime/staged/dealer.py``): the tasks ask the job's channel.
-        ``ordinal``: the outbound edge of a source read once per edge (each has its own dealer), else ``None``."""
+        """Deal the driver source's entries on demand (``dag/runtime/staged/dealer.py``): the tasks ask the job's
+        channel. ``ordinal``: the outbound edge of a source read once per edge (each has its own dealer), else
+        ``None``."""
         if self.serve is None or self.channel is None:
             raise JobFailedError(f"internal error: driver source '{vp.name}' is planned to deal its entries on "
                                  "demand but the run has no job channel", job_name=self.job_name, vertex=vp.name)

@@ -1,0 +1,81 @@
+"""TCP links between tasks (dag/runtime/pipelined/links.py) without Spark: two tasks' links in one process."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import deque
+
+from dag.runtime.pipelined.links import LINK_ENTRIES, MERGE_ITEMS, Links, merged
+from tests.support import wait_for
+
+
+class _Sink:
+    """A destination queue that takes everything (or nothing while ``full``)."""
+
+    def __init__(self):
+        self.entries: deque = deque()
+        self.full = False
+
+    def offer(self, entry):
+        if self.full:
+            return False
+        self.entries.append(entry)
+        return True
+
+
+def _pair(errors: list):
+    secret = os.urandom(32)
+    sinks = [_Sink(), _Sink()]
+    stop = threading.Event()
+    links = [Links(t, secret, "127.0.0.1", 1, lambda key, t=t: sinks[t], lambda peer, text: errors.append(text),
+                   stop.is_set) for t in range(2)]
+    addresses = [link.address for link in links]
+    connecting = [threading.Thread(target=link.connect, args=(addresses,)) for link in links]
+    for thread in connecting:
+        thread.start()
+    for thread in connecting:
+        thread.join(30)
+    return links, sinks, stop
+
+
+def _flat(entries, key):
+    return [x for k, e in entries if k == key for x in (e if isinstance(e, list) else [e])]
+
+
+def test_links_when_receiver_holds_back_then_items_arrive_in_order_and_link_refuses_when_full():
+    errors: list = []
+    links, sinks, stop = _pair(errors)
+    try:
+        sinks[1].full = True
+        offered, refused = 0, False
+        while offered < 20_000 and not refused:
+            if links[0].offer(1, "q", list(range(offered * 10, offered * 10 + 10))):
+                offered += 1
+            else:
+                refused = True
+        assert refused, "a link whose peer takes nothing refuses lists once its entries are queued"
+        assert len(links[0].writers[1].pending) >= LINK_ENTRIES
+        sinks[1].full = False
+        links[0].offer(1, "q", "WM")
+        wait_for(lambda: sum(len(e) for e in sinks[1].entries if isinstance(e, list)) == offered * 10, 30,
+                 lambda: f"{offered * 10} items, got {sum(len(e) for e in sinks[1].entries if isinstance(e, list))}")
+        wait_for(lambda: sinks[1].entries and sinks[1].entries[-1] == "WM", 30, "the watermark after the items")
+        assert _flat([("q", e) for e in sinks[1].entries], "q") == list(range(offered * 10)) + ["WM"]
+        links[0].finish()
+        wait_for(links[1].all_said_bye, 30, "the peer's BYE")
+        assert errors == []
+    finally:
+        stop.set()
+        for link in links:
+            link.close()
+
+
+def test_merged_when_frame_has_runs_of_lists_then_each_queue_keeps_its_order():
+    frame = [("a", [1, 2]), ("b", [10]), ("a", [3]), ("a", "WM"), ("a", [4]), ("b", [11]), ("a", "DONE")]
+    expected = {key: _flat(frame, key) for key in ("a", "b")}
+    out = merged(frame)
+    assert out == [("a", [1, 2, 3]), ("b", [10, 11]), ("a", "WM"), ("a", [4]), ("a", "DONE")]
+    assert {key: _flat(out, key) for key in ("a", "b")} == expected
+    big = merged([("a", [0] * MERGE_ITEMS), ("a", [1])])
+    assert [len(e) for _, e in big] == [MERGE_ITEMS, 1], "a run stops growing at MERGE_ITEMS"
