@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections import deque
 
-from dag.runtime.pipelined.links import LINK_ENTRIES, MERGE_ITEMS, Links, merged
+from dag.runtime.pipelined.links import LINK_ENTRIES, Links
 from tests.support import wait_for
+
+SIZE = 500  # items per list: the socket's buffers fill after a few thousand lists
 
 
 class _Sink:
@@ -48,9 +51,9 @@ def test_links_when_receiver_holds_back_then_items_arrive_in_order_and_link_refu
     links, sinks, stop = _pair(errors)
     try:
         sinks[1].full = True
-        offered, refused = 0, False
-        while offered < 20_000 and not refused:
-            if links[0].offer(1, "q", list(range(offered * 10, offered * 10 + 10))):
+        offered, refused, deadline = 0, False, time.monotonic() + 30
+        while not refused and time.monotonic() < deadline:  # until the socket's buffers and the link are full
+            if links[0].offer(1, "q", list(range(offered * SIZE, (offered + 1) * SIZE))):
                 offered += 1
             else:
                 refused = True
@@ -58,10 +61,10 @@ def test_links_when_receiver_holds_back_then_items_arrive_in_order_and_link_refu
         assert len(links[0].writers[1].pending) >= LINK_ENTRIES
         sinks[1].full = False
         links[0].offer(1, "q", "WM")
-        wait_for(lambda: sum(len(e) for e in sinks[1].entries if isinstance(e, list)) == offered * 10, 30,
-                 lambda: f"{offered * 10} items, got {sum(len(e) for e in sinks[1].entries if isinstance(e, list))}")
+        wait_for(lambda: sum(len(e) for e in sinks[1].entries if isinstance(e, list)) == offered * SIZE, 30,
+                 lambda: f"{offered * SIZE} items, got {sum(len(e) for e in sinks[1].entries if isinstance(e, list))}")
         wait_for(lambda: sinks[1].entries and sinks[1].entries[-1] == "WM", 30, "the watermark after the items")
-        assert _flat([("q", e) for e in sinks[1].entries], "q") == list(range(offered * 10)) + ["WM"]
+        assert _flat([("q", e) for e in sinks[1].entries], "q") == list(range(offered * SIZE)) + ["WM"]
         links[0].finish()
         wait_for(links[1].all_said_bye, 30, "the peer's BYE")
         assert errors == []
@@ -70,12 +73,3 @@ def test_links_when_receiver_holds_back_then_items_arrive_in_order_and_link_refu
         for link in links:
             link.close()
 
-
-def test_merged_when_frame_has_runs_of_lists_then_each_queue_keeps_its_order():
-    frame = [("a", [1, 2]), ("b", [10]), ("a", [3]), ("a", "WM"), ("a", [4]), ("b", [11]), ("a", "DONE")]
-    expected = {key: _flat(frame, key) for key in ("a", "b")}
-    out = merged(frame)
-    assert out == [("a", [1, 2, 3]), ("b", [10, 11]), ("a", "WM"), ("a", [4]), ("a", "DONE")]
-    assert {key: _flat(out, key) for key in ("a", "b")} == expected
-    big = merged([("a", [0] * MERGE_ITEMS), ("a", [1])])
-    assert [len(e) for _, e in big] == [MERGE_ITEMS, 1], "a run stops growing at MERGE_ITEMS"
