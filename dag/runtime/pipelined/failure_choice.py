@@ -11,7 +11,8 @@ failed first, so the record Spark's error names may be such an echo. :func:`choo
    acknowledged by the driver before its task ends, so none can come after the last task ended.
 
 Both the execution loop of a job without snapshots (``suspension.py``) and the restart loop of a job with
-snapshots (``restarts.py``) choose this way.
+snapshots (``restarts.py``) choose this way, and raise :func:`naming` the chosen record: the job reports the
+record whose id the error names (``failures.decode_failure``).
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from dag.runtime.common.failures import _ID_RE, RECORD_WAIT, _text
+from dag.runtime.common.failures import _ID_RE, ID_PREFIX, RECORD_WAIT, _text
+from jetspark_base.errors import JobFailedError
 
-__all__ = ["CAUSE_WAIT", "choose_failure"]
+__all__ = ["CAUSE_WAIT", "choose_failure", "naming"]
 
 CAUSE_WAIT = 5.0
 """At most this many seconds a broken link's failure waits for a peer's own failure that may have caused it."""
@@ -52,3 +54,12 @@ def choose_failure(channel: Any, error: BaseException | None, records_before: in
         if not tasks_running() or time.monotonic() >= deadline:
             return chosen
         time.sleep(_POLL)
+
+
+def naming(job_name: str, record: dict) -> JobFailedError:
+    """The error that makes job ``job_name`` report ``record`` (its id in the text; raise it from Spark's error).
+
+    >>> str(naming("j", {"id": "ab12"})).endswith("ab12]")
+    True
+    """
+    return JobFailedError(f"Job '{job_name}' failed [{ID_PREFIX}{record['id']}]")

@@ -47,12 +47,11 @@ from typing import TYPE_CHECKING, Any
 
 from dag.config import ProcessingGuarantee
 from jetspark_base.errors import JobFailedError
-from dag.runtime.common.failures import ID_PREFIX
 from dag.runtime.common.metrics import RestartRecord
 from dag.runtime.pipelined.snapshots import SNAPSHOT_TOPIC, SnapshotSpec
 from dag.runtime.pipelined.suspension import CANCELLED, Suspension
 from dag.runtime.common.job_group import await_tasks_gone
-from dag.runtime.pipelined.failure_choice import choose_failure
+from dag.runtime.pipelined.failure_choice import choose_failure, naming
 from dag.runtime.pipelined.sink_ledger import SinkLedger
 from dag.runtime.pipelined.snapshot_coordinator import RestartPolicy, SnapshotCoordinator, completed_on_restore
 from dag.runtime.pipelined.snapshot_routing import RestoreRouter, restore_router
@@ -239,10 +238,10 @@ class SnapshotRun(Suspension):
     def _after_failure(self, error: BaseException | None, ended: float) -> int | None:
         """The execution failed (``error``: Spark's, None when the tasks ended after a restartable failure they
         reported): raise the job's failure, or prepare the restart and return the snapshot to restore."""
-        failure = self._failure_of(error)
+        failure = choose_failure(self.run.channel, error, self._records_before, self.run.tasks_running)
         if self.job.cancelled or not self.policy.should_restart(failure, True):
             if failure is not None:  # name this execution's failure (the job reports the one named)
-                raise JobFailedError(f"Job '{self.job.name}' failed [{ID_PREFIX}{failure['id']}]") from error
+                raise naming(self.job.name, failure) from error
             raise error or JobFailedError(f"Job '{self.job.name}' failed", job_name=self.job.name)
         self.timeline = RestartTimeline((failure or {}).get("time") or ended, self.layout.tasks, self.run.attempt + 1)
         self.timeline.steps["stage ended"] = ended - self.timeline.origin
@@ -276,10 +275,6 @@ class SnapshotRun(Suspension):
 
     def _restore_point(self) -> int | None:
         return self.coordinator.prepare_restart()
-
-    def _failure_of(self, exc: BaseException | None) -> dict | None:
-        """The failure record of the execution that just failed (``failure_choice.choose_failure``)."""
-        return choose_failure(self.run.channel, exc, self._records_before, self.run.tasks_running)
 
     def _prepare_restart(self, cause: dict, stage_failed: bool) -> int | None:
         run, job = self.run, self.job

@@ -22,10 +22,9 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from jetspark_base.errors import DagValidationError, JobFailedError
-from dag.runtime.common.failures import ID_PREFIX
+from jetspark_base.errors import DagValidationError
 from dag.runtime.common.status import JobStatus
-from dag.runtime.pipelined.failure_choice import choose_failure
+from dag.runtime.pipelined.failure_choice import choose_failure, naming
 
 if TYPE_CHECKING:  # pragma: no cover
     from dag.runtime.runtime import RunningJob
@@ -120,7 +119,7 @@ class Suspension:
         run = self.run
         cause = choose_failure(run.channel, exc, records_before, run.tasks_running)
         if cause is not None:  # the job reports the record named here
-            raise JobFailedError(f"Job '{self.job.name}' failed [{ID_PREFIX}{cause['id']}]") from exc
+            raise naming(self.job.name, cause) from exc
         lost = run.lost_task(exc)
         if lost is not None:
             raise lost from exc

@@ -98,3 +98,12 @@ def test_job_without_snapshots_when_no_record_then_the_lost_task_error():
     with pytest.raises(JobFailedError, match="was lost"):
         _without_snapshots([], lost)._raise_cause(RuntimeError("Python worker exited unexpectedly"), 0)  # noqa: SLF001
     _without_snapshots([])._raise_cause(RuntimeError("cancelled"), 0)  # noqa: SLF001 - neither: returns
+
+
+def test_failure_choice_docstring_examples_hold():
+    import doctest
+
+    from dag.runtime.pipelined import failure_choice
+
+    result = doctest.testmod(failure_choice)
+    assert result.attempted > 0 and result.failed == 0
