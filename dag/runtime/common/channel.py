@@ -45,7 +45,7 @@ from typing import Any, Callable
 
 __all__ = [
     "MAX_FRAME", "AuthenticationError", "ChannelClient", "DriverChannel", "FrameSocket", "bind_host", "connect",
-    "new_secret", "client_handshake", "server_handshake", "typed_fields",
+    "encode_frame", "new_secret", "client_handshake", "server_handshake", "split_frames", "typed_fields",
 ]
 
 MAX_FRAME = 256 * 1024 * 1024
@@ -140,6 +140,48 @@ def client_handshake(sock: socket.socket, secret: bytes, timeout: float = HANDSH
         sock.settimeout(previous)
 
 
+def encode_frame(obj: Any, *, as_json: bool = False) -> bytes:
+    """``obj`` as one frame's bytes (header and payload): JSON (plain data) or pickle.
+
+    >>> split_frames(bytearray(encode_frame({"task": 1}, as_json=True) + encode_frame([1, 2])))
+    [{'task': 1}, [1, 2]]
+    """
+    if as_json:
+        kind, payload = _JSON, json.dumps(obj, separators=(",", ":")).encode("utf-8")
+    else:
+        kind, payload = _PICKLE, pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    if len(payload) > MAX_FRAME:
+        raise ValueError(f"a frame of {len(payload)} bytes exceeds the {MAX_FRAME}-byte limit")
+    return _HEADER.pack(len(payload), kind) + payload
+
+
+def _check_header(length: int, kind: int) -> None:
+    if length > MAX_FRAME or kind not in (_JSON, _PICKLE):
+        raise ConnectionError(f"malformed frame (kind {kind}, {length} bytes)")
+
+
+def _decode(kind: int, payload: Any) -> Any:
+    if kind == _JSON:
+        return json.loads(bytes(payload).decode("utf-8"))
+    return pickle.loads(payload)  # only ever reached on a connection that passed the handshake
+
+
+def split_frames(data: bytearray) -> list:
+    """The objects of the complete frames at the start of ``data``, which keeps only the incomplete rest (for a
+    non-blocking reader that appends what it receives). ``ConnectionError`` on a malformed frame."""
+    out, pos, end = [], 0, len(data)
+    while end - pos >= _HEADER.size:
+        length, kind = _HEADER.unpack_from(data, pos)
+        _check_header(length, kind)
+        start = pos + _HEADER.size
+        if end - start < length:
+            break
+        out.append(_decode(kind, data[start:start + length]))
+        pos = start + length
+    del data[:pos]
+    return out
+
+
 class FrameSocket:
     """An authenticated socket that sends and receives frames (thread-safe ``send``)."""
 
@@ -149,24 +191,15 @@ class FrameSocket:
 
     def send(self, obj: Any, *, as_json: bool = False) -> None:
         """Send ``obj`` as one frame: JSON (plain data) or pickle."""
-        if as_json:
-            kind, payload = _JSON, json.dumps(obj, separators=(",", ":")).encode("utf-8")
-        else:
-            kind, payload = _PICKLE, pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-        if len(payload) > MAX_FRAME:
-            raise ValueError(f"a frame of {len(payload)} bytes exceeds the {MAX_FRAME}-byte limit")
+        frame = encode_frame(obj, as_json=as_json)
         with self._send_lock:
-            self.sock.sendall(_HEADER.pack(len(payload), kind) + payload)
+            self.sock.sendall(frame)
 
     def recv(self) -> Any:
         """The next frame's object; ``ConnectionError`` when the peer closed or sent a malformed frame."""
         length, kind = _HEADER.unpack(_recv_exact(self.sock, _HEADER.size))
-        if length > MAX_FRAME or kind not in (_JSON, _PICKLE):
-            raise ConnectionError(f"malformed frame (kind {kind}, {length} bytes)")
-        payload = _recv_exact(self.sock, length)
-        if kind == _JSON:
-            return json.loads(payload.decode("utf-8"))
-        return pickle.loads(payload)  # only ever reached on a connection that passed the handshake
+        _check_header(length, kind)
+        return _decode(kind, _recv_exact(self.sock, length))
 
     def close(self) -> None:
         try:

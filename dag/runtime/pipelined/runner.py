@@ -11,8 +11,9 @@ phase-2 message from the driver is handed to the tasklet, and the saves it compl
 before their barrier leaves.
 
 :class:`TaskRunners` builds the runners of task ``t`` and runs them: the cooperative ones round-robin in the
-task's thread, backing off (up to :data:`MAX_IDLE_WAIT`) on a wake-up event when a round made no progress;
-each non-cooperative one in a thread of its own. Once every processor finished, the task sends ``BYE`` on its
+task's thread, which also moves the bytes of the task's links (``links.py``: ``pump`` in every round) and, when a
+round made no progress, sleeps on the task's :class:`~dag.runtime.pipelined.waker.Waker` and the links' sockets
+(backing off up to :data:`MAX_IDLE_WAIT`); each non-cooperative one in a thread of its own. Once every processor finished, the task sends ``BYE`` on its
 links and keeps serving its finished processors' snapshot requests and phase-2 calls until every peer said
 ``BYE`` (a task whose processors end early, e.g. a member's stand-ins for a total-parallelism-one source, must
 not hold up the snapshots of the others). The first exception stops everything (``stop``); its origin
@@ -34,6 +35,7 @@ from dag.runtime.common.metrics import EMITTED, LAST_FORWARDED_WM, QUEUES_CAPACI
 from dag.runtime.pipelined.links import Links
 from dag.runtime.pipelined.queues import QUEUE_ENTRIES, InboundEdge, Queue
 from dag.runtime.pipelined.snapshots import StampedClient, TaskSnapshots
+from dag.runtime.pipelined.waker import Waker
 from dag.runtime.common.senders import Router
 from processors.api.context import vertex_contexts
 from processors.execution.staged import back_off_seconds
@@ -178,7 +180,7 @@ class TaskRunners:
         self.t, self.spec, self.stop = t, spec, stop
         self.report_failure = report_failure
         self.layout = layout = spec.layout
-        self.wake = threading.Event()
+        self.wake = Waker()
         self.queues: dict[tuple, Queue] = {}
         self.failure: BaseException | None = None
         self.failure_origin: tuple[str, int] | None = None
@@ -203,7 +205,7 @@ class TaskRunners:
                     mark_origin(exc, name, g)
                     raise
             self.links = Links(t, spec.channel.secret, spec.host or _own_address(), layout.tasks - 1,
-                               self.queues.__getitem__, self._link_error, stop.is_set)
+                               self.queues.__getitem__, self._link_error, stop.is_set, self.wake)
         except BaseException as exc:
             self.failure = exc
             self.close()
@@ -289,27 +291,33 @@ class TaskRunners:
         cooperative = [r for r in self.runners if r.cooperative]
         for r in self.runners:
             if not r.cooperative:
-                thread = threading.Thread(target=self._guarded, args=([r],), daemon=True,
+                thread = threading.Thread(target=self._in_thread, args=(r,), daemon=True,
                                           name=f"jetspark-{r.vertex}#{r.g}")
                 self.threads.append(thread)
                 thread.start()
-        self._guarded(cooperative)
-        for thread in self.threads:
-            while thread.is_alive() and not self.stop.is_set():
-                thread.join(0.05)
+        threads = self.threads
+        self._guarded(cooperative, until=lambda: not any(thread.is_alive() for thread in threads), io=True)
         if self.failure is not None:
             raise self.failure
         links = self.links
         if not self.stop.is_set() and links is not None:
             links.finish()
             # until the peers sent everything, finished processors still answer snapshots and phase 2
-            self._guarded(self.runners, until=links.all_said_bye)
+            self._guarded(self.runners, until=lambda: links.sent_all() and links.all_said_bye(), io=True)
         if self.failure is not None:
             raise self.failure
 
-    def _guarded(self, runners: list[ProcessorRunner], until: Callable[[], bool] | None = None) -> None:
+    def _in_thread(self, runner: ProcessorRunner) -> None:
+        """A non-cooperative processor's thread; the scheduler is woken when it ends."""
         try:
-            self._schedule(runners, until)
+            self._guarded([runner])
+        finally:
+            self.wake.set()
+
+    def _guarded(self, runners: list[ProcessorRunner], until: Callable[[], bool] | None = None,
+                 io: bool = False) -> None:
+        try:
+            self._schedule(runners, until, io)
         except BaseException as exc:  # noqa: BLE001 - the first failure stops the task
             if self.failure is None:
                 self.failure = exc
@@ -328,9 +336,14 @@ class TaskRunners:
         except Exception as err:  # noqa: BLE001 - the task still fails with ``exc``; the worker reports it again
             _log.warning("jetspark: could not report the failure of task %d early: %r", self.t, err)
 
-    def _schedule(self, runners: list[ProcessorRunner], until: Callable[[], bool] | None = None) -> None:
-        """Round-robin ``runners`` until each finished (and has no pending control), then until ``until()``."""
+    def _schedule(self, runners: list[ProcessorRunner], until: Callable[[], bool] | None = None,
+                  io: bool = False) -> None:
+        """Round-robin ``runners`` until each finished (and has no pending control), then until ``until()``.
+        ``io``: this is the task's scheduler thread, which also moves the links' bytes (``links.py``) in every
+        round and sleeps on their sockets too."""
         stop, wake = self.stop, self.wake
+        links = self.links if io else None
+        sleep = wake.wait if links is None else links.wait
         idle = 0
         solo = len(runners) == 1 and not runners[0].cooperative
         while not stop.is_set():
@@ -347,31 +360,29 @@ class TaskRunners:
                 except BaseException as exc:
                     mark_origin(exc, r.vertex, r.g)
                     raise
-            if not active:
-                if until is None or until():
-                    return
-                wake.wait(MAX_IDLE_WAIT)
-                continue
+            if links is not None and links.pump():
+                progress = True
             if progress:
                 idle = 0
+            elif not active:
+                if until is None or until():
+                    return
+                sleep(MAX_IDLE_WAIT)
             elif solo:
-                wake.wait(back_off_seconds(max(1, runners[0].idle_stalls)))
+                sleep(back_off_seconds(max(1, runners[0].idle_stalls)))
             else:
                 idle += 1
-                wake.wait(min(MAX_IDLE_WAIT, 1e-5 * (1 << min(idle, 10))))
+                sleep(min(MAX_IDLE_WAIT, 1e-5 * (1 << min(idle, 10))))
 
     def _link_error(self, peer: int, text: str) -> None:
         """A link to task ``peer`` broke: the task fails naming the peer's processors (its first one as the
         origin), as an infrastructure failure (restartable when the job takes snapshots)."""
         if self.failure is None and not self.stop.is_set():
-            if peer < 0:
-                self.failure = ConnectionError(f"a task of the job {text}")
-            else:
-                ran = self.layout.processors_of(peer)
-                names = ", ".join(f"{v}#{g}" for v, g in ran) or "no processor"
-                self.failure = ConnectionError(f"task {peer} (running {names}) {text}")
-                if ran:
-                    mark_origin(self.failure, *ran[0])
+            ran = self.layout.processors_of(peer)
+            names = ", ".join(f"{v}#{g}" for v, g in ran) or "no processor"
+            self.failure = ConnectionError(f"task {peer} (running {names}) {text}")
+            if ran:
+                mark_origin(self.failure, *ran[0])
             mark_infrastructure(self.failure)
         self.stop.set()
         self.wake.set()
@@ -418,6 +429,7 @@ class TaskRunners:
                 _log.warning("ProcessorSupplier.close() of vertex '%s' failed: %r", name, exc)
         if self.links is not None:
             self.links.close()
+        self.wake.close()
 
 
 def _own_address() -> str:

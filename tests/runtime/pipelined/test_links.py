@@ -27,6 +27,13 @@ class _Sink:
         return True
 
 
+def _pump(link: Links, stop: threading.Event) -> None:
+    """What a task's scheduler does for its links: pump in every round, sleep on the sockets when idle."""
+    while not stop.is_set():
+        if not link.pump():
+            link.wait(0.001)
+
+
 def _pair(errors: list):
     secret = os.urandom(32)
     sinks = [_Sink(), _Sink()]
@@ -39,7 +46,10 @@ def _pair(errors: list):
         thread.start()
     for thread in connecting:
         thread.join(30)
-    return links, sinks, stop
+    pumps = [threading.Thread(target=_pump, args=(link, stop), daemon=True) for link in links]
+    for thread in pumps:
+        thread.start()
+    return links, sinks, stop, pumps
 
 
 def _flat(entries, key):
@@ -48,7 +58,7 @@ def _flat(entries, key):
 
 def test_links_when_receiver_holds_back_then_items_arrive_in_order_and_link_refuses_when_full():
     errors: list = []
-    links, sinks, stop = _pair(errors)
+    links, sinks, stop, pumps = _pair(errors)
     try:
         sinks[1].full = True
         offered, refused, deadline = 0, False, time.monotonic() + 30
@@ -58,7 +68,7 @@ def test_links_when_receiver_holds_back_then_items_arrive_in_order_and_link_refu
             else:
                 refused = True
         assert refused, "a link whose peer takes nothing refuses lists once its entries are queued"
-        assert len(links[0].writers[1].pending) >= LINK_ENTRIES
+        assert len(links[0].outbound[1].pending) >= LINK_ENTRIES
         sinks[1].full = False
         links[0].offer(1, "q", "WM")
         wait_for(lambda: sum(len(e) for e in sinks[1].entries if isinstance(e, list)) == offered * SIZE, 30,
@@ -70,6 +80,8 @@ def test_links_when_receiver_holds_back_then_items_arrive_in_order_and_link_refu
         assert errors == []
     finally:
         stop.set()
+        for thread in pumps:
+            thread.join(10)
         for link in links:
             link.close()
 
