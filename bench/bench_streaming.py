@@ -11,12 +11,14 @@ Three figures, printed side by side (``local[2]`` unless ``--master`` says other
    rate is rows / ``triggerExecution`` time over ``--ss-batches`` batches after the first (the first holds the
    query's start-up and warm-up). The same query with the map as a JVM expression is printed for reference.
 2. **latency** at ``--rate`` items/s (default 10,000): items carry the time they were due by the source's
-   schedule (so a source held back by back-pressure counts the wait); a source paces them, they cross a local
+   schedule (so a source held back by back-pressure counts the wait); a cooperative source paces them
+   (``--threaded-source``: a non-cooperative one in a thread of its own), they cross a local
    edge and a distributed partitioned edge (TCP between the two tasks for half of them) to the measuring
    processor, which keeps its measurements in arrays until the end (nothing goes to the driver while it
    measures): p50/p99/p99.9 of due -> measuring processor over ``--seconds``, after ``--warmup`` seconds left
    out (the job's first items meet processors still starting), and per hop (/2). Several rates
-   (``--rate 10000,100000,80%``) print the latency curve with where the tail comes from
+   (``--rate 10000,100000,80%``; "80%" of the median of three unpaced runs) print the latency curve with where
+   the tail comes from
    (``latency_curve.py``; ``--curve-only`` runs only that, ``--plot FILE.svg`` draws it).
    Structured Streaming: the ``rate`` source at the same rate -> the map (Python UDF) -> ``foreachBatch``,
    trigger 0 s; a row's latency is the time its batch's result reached the sink minus its creation timestamp,
@@ -79,18 +81,20 @@ class CountingSource(Processor):
 
 
 class PacedSource(Processor):
-    """Emits ``(due_ns, i, pid, emitted_ns)`` at ``rate`` items/s for ``seconds`` (split over the processors);
-    non-cooperative, so it has its own thread and may sleep. ``due_ns`` is the time item ``i`` was due by the
+    """Emits ``(due_ns, i, pid, emitted_ns)`` at ``rate`` items/s for ``seconds`` (split over the processors).
+    Cooperative (as Jet's sources are): each call emits the items due by then and returns, and the task's one
+    thread runs it with the rest of the pipeline; ``threaded=True`` makes it non-cooperative, in a thread of its
+    own that sleeps 0.2 ms between rounds (``--threaded-source``). ``due_ns`` is the time item ``i`` was due by the
     schedule, not the time it was emitted: an item the source emits late (it slept past the due time, or
     back-pressure held it) counts its wait, so a pipeline that cannot keep up shows as latency, not as a lower
     rate. ``rate=None`` emits as fast as the outbox takes items (the maximum throughput run), stamped when
     emitted."""
 
-    def __init__(self, rate: int | None, seconds: float):
-        self.rate, self.seconds = rate, seconds
+    def __init__(self, rate: int | None, seconds: float, threaded: bool = False):
+        self.rate, self.seconds, self.threaded = rate, seconds, threaded
 
     def is_cooperative(self):
-        return False
+        return not self.threaded
 
     def init(self, outbox, context):
         self.outbox, self.sent, self.pending = outbox, 0, None
@@ -122,7 +126,7 @@ class PacedSource(Processor):
                 return False
         if self.sent == self.total:
             return True
-        if self.total is not None:
+        if self.total is not None and self.threaded:
             time.sleep(0.0002)
         return False
 
@@ -279,13 +283,13 @@ class LatencyRun:
 
 
 def jetspark_latency(engine: Engine, rate: int | None, seconds: float, warmup: float,
-                     probe: bool = False) -> LatencyRun:
+                     probe: bool = False, threaded_source: bool = False) -> LatencyRun:
     """The items due after the first ``warmup`` seconds of a paced job of ``warmup + seconds`` (``rate=None``:
     unpaced, the maximum throughput): source -> map (local edge) -> the measuring processor (distributed
     partitioned edge, TCP between the tasks for half of the items). ``probe``: a :class:`WakeProbe` runs in
-    each measuring processor's process."""
+    each measuring processor's process; ``threaded_source``: the source in a thread of its own."""
     dag = DAG()
-    src = dag.new_vertex("paced", lambda: PacedSource(rate, warmup + seconds))
+    src = dag.new_vertex("paced", lambda: PacedSource(rate, warmup + seconds, threaded_source))
     ident = dag.new_vertex("map", map_p(stamp_mapped))
     lat = dag.new_vertex("latency", lambda: Latency(probe))
     sink = dag.new_vertex("sink", write_list_p("latencies"))
@@ -448,6 +452,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--probe", action="store_true",
                         help="with --rate: a thread in each measuring process records how late it wakes from 1 ms "
                              "sleeps (the wait for the GIL and a core), printed beside the worst 100 ms of items")
+    parser.add_argument("--threaded-source", action="store_true",
+                        help="the latency runs' source non-cooperative, in a thread of its own (sleeping 0.2 ms "
+                             "between rounds) instead of a cooperative one run by the task's scheduler")
     parser.add_argument("--seconds", type=float, default=10.0, help="measured seconds of the latency runs")
     parser.add_argument("--warmup", type=float, default=2.0, help="seconds of the jetspark latency run left out")
     parser.add_argument("--repeat", type=int, default=3, help="word count runs per mode")
@@ -466,7 +473,8 @@ def main(argv: list[str] | None = None) -> int:
         rate, startup = jetspark_throughput(engine, args.items, args.repeat)
         ss_rate, ss_batch = structured_throughput(spark, args.ss_rows, True, args.ss_batches, 600)
         ss_native, ss_native_batch = structured_throughput(spark, args.ss_rows, False, args.ss_batches, 600)
-        lat = percentiles(jetspark_latency(engine, args.rate, args.seconds, args.warmup).total)
+        lat = percentiles(jetspark_latency(engine, args.rate, args.seconds, args.warmup,
+                                           threaded_source=args.threaded_source).total)
         floor = percentiles(machine_hop_latency(args.rate, args.seconds, args.warmup))
         ss_lats, ss_lat_batch = structured_latency(spark, args.rate, args.seconds, 3)
         ss_lat = percentiles(ss_lats)
@@ -499,15 +507,18 @@ def latency_curve(engine: Engine, args: argparse.Namespace) -> list:
     """The latency curve over ``args.rate`` (``latency_curve.py``), printed, and drawn when ``args.plot``."""
     import latency_curve as lc
 
-    def maximum() -> float:
-        top = jetspark_latency(engine, None, args.seconds, args.warmup).rate
-        print(f"maximum throughput of the measured pipeline (unpaced source): {top:,.0f} items/s", flush=True)
+    def maximum() -> float:  # one unpaced run moves by a third between runs: the median of three
+        runs = [jetspark_latency(engine, None, args.seconds, args.warmup, threaded_source=args.threaded_source).rate
+                for _ in range(3)]
+        top = statistics.median(runs)
+        print(f"maximum throughput of the measured pipeline (unpaced source; median of "
+              f"{', '.join(f'{r:,.0f}' for r in runs)}): {top:,.0f} items/s", flush=True)
         return top
 
     jetspark_latency(engine, 1000, 1.0, 0.5)  # warm-up: Python workers and imports
     rates = lc.parse_rates(args.rate, maximum)
     print(lc.format_curve([]), flush=True)
-    measure = functools.partial(jetspark_latency, probe=args.probe)
+    measure = functools.partial(jetspark_latency, probe=args.probe, threaded_source=args.threaded_source)
     points = lc.sweep(engine, rates, args.seconds, args.warmup, measure, machine_hop_latency, percentiles)
     print(f"load average after the curve: {load_average()}")
     print(lc.format_curve(points))

@@ -3,7 +3,7 @@
 ``bench_streaming.py`` measures the throughput of this job on Spark (``local[2]``) by wall time, which the shared
 machine's load turns into noise. This bench runs the same job's two tasks with the pipelined runtime's own code
 (``TaskRunners``: the tasklets, queues, routers, the cooperative scheduler, and real TCP ``Links`` over loopback
-with their writer and reader threads and the HMAC handshake) in threads of this process, and divides the
+pumped by each task's scheduler, and the HMAC handshake) in threads of this process, and divides the
 process's CPU time (``time.process_time``) by the items: **CPU microseconds per item** of the whole job (both
 tasks, everything the runtime does per item; Spark's task launch and the driver channel are not in it). The GIL
 runs one thread at a time, so this is also what one core would need; two cores running the two tasks in two
@@ -13,7 +13,7 @@ The job is ``bench_streaming.py``'s: ``CountingSource(n)`` -> ``map_p(x % 1000)`
 partitioned edge (half the items cross the TCP link) -> ``aggregate_by_key_p(counting())`` -> a sink that keeps
 the counts in this process, checked after every run (each of the 1,000 keys counted ``n / 1000`` times).
 
-``--profile`` runs once more under cProfile (every thread: the tasks' schedulers and the links' threads) and
+``--profile`` runs once more under cProfile (every thread: the tasks' schedulers, which also move the links' bytes) and
 prints the top functions by own time. ``--spark local[2]`` measures on Spark instead: ``bench_streaming.py``'s
 own job and formula (items / (median full job - median empty job)) plus the CPU of the whole process tree
 (driver, JVM, Python workers) per item, full minus empty.

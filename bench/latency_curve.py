@@ -7,11 +7,12 @@ reports, per hop (the pipeline has two: a local edge and a distributed partition
 of the latency from the time an item was *due* by the source's schedule to the measuring processor, and the
 parts of the p99 that tell where a tail comes from:
 
-- ``pacing``: due -> emitted by the source (the source thread's sleep and wake-up, and back-pressure: a
-  pipeline that falls behind holds the source back, and that shows here, not as a lower rate);
+- ``pacing``: due -> emitted by the source (its scheduler's round, or with ``--threaded-source`` its thread's
+  sleep and wake-up; and back-pressure: a pipeline that falls behind holds the source back, and that shows
+  here, not as a lower rate);
 - ``hop1``: emitted -> the map (the source's outbox, a local queue, the cooperative scheduler's round);
 - ``hop2 local`` / ``hop2 remote``: the map -> the measuring processor within a task / across the TCP link
-  between the two tasks (router, link writer and reader threads, queues);
+  between the two tasks (router, the link's frames, sent and received by each task's scheduler, queues);
 - the garbage collections in the measuring processes (count, total and longest pause, from ``gc.callbacks``).
 
 Next to each rate the **machine's floor** is measured: a plain-Python TCP hop between two processes at the

@@ -62,10 +62,10 @@ _log = logging.getLogger("jetspark.pipelined")
 class _Outbound:
     """This task's side of its connection to task ``peer``: what its processors send there."""
 
-    __slots__ = ("t", "peer", "sock", "pending", "unsent", "closing", "bye_queued", "waker")
+    __slots__ = ("peer", "sock", "pending", "unsent", "closing", "bye_queued", "waker")
 
-    def __init__(self, t: int, peer: int, sock: socket.socket, waker: Waker):
-        self.t, self.peer, self.sock, self.waker = t, peer, sock, waker
+    def __init__(self, peer: int, sock: socket.socket, waker: Waker):
+        self.peer, self.sock, self.waker = peer, sock, waker
         self.pending: deque = deque()
         self.unsent = memoryview(b"")  # the part of the current frame the socket has not taken yet
         self.closing = False
@@ -218,7 +218,7 @@ class Links:
                 self.conns.append(conn)
             conn.send({"task": self.t}, as_json=True)
             conn.sock.setblocking(False)
-            self.outbound[u] = _Outbound(self.t, u, conn.sock, self.waker)
+            self.outbound[u] = _Outbound(u, conn.sock, self.waker)
         deadline = time.monotonic() + timeout
         while not self.all_accepted.wait(0.05) and not self.stopped():
             if time.monotonic() >= deadline:

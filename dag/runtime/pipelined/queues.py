@@ -7,7 +7,8 @@ A queue is bounded by :data:`QUEUE_ENTRIES` entries (each list at most the edge'
 bucket never holds more); a sender whose target queue is full keeps the entry pending and retries, and does not
 step its processor meanwhile: back-pressure from the slowest consumer to the source.
 ``deque.append``/``popleft``/``len`` are atomic in CPython, so a queue is safe between one producer thread
-(the sender's scheduler or a link reader) and one consumer thread.
+(the sender's scheduler, which also delivers what the task's links receive, or a non-cooperative sender's
+thread) and one consumer thread.
 
 :class:`InboundEdge` drains the queues of one inbound edge of a processor into its tasklet in turn, one entry
 per queue per round, coalescing the queues' watermarks (Jet's queue level, ``jet-streaming.md`` 7.1): a

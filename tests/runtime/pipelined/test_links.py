@@ -7,7 +7,7 @@ import threading
 import time
 from collections import deque
 
-from dag.runtime.pipelined.links import LINK_ENTRIES, Links
+from dag.runtime.pipelined.links import JOIN_ITEMS, LINK_ENTRIES, Links, _joined
 from tests.support import wait_for
 
 SIZE = 500  # items per list: the socket's buffers fill after a few thousand lists
@@ -85,3 +85,15 @@ def test_links_when_receiver_holds_back_then_items_arrive_in_order_and_link_refu
         for link in links:
             link.close()
 
+
+
+def test_joined_joins_a_queues_consecutive_lists_until_its_watermark_without_changing_them():
+    first = [1, 2]
+    entries = [("q", first), ("r", [9]), ("q", [3]), ("q", "WM"), ("q", [4]), ("q", [5, 6]), ("q", [7])]
+    assert _joined(entries) == [("q", [1, 2, 3]), ("r", [9]), ("q", "WM"), ("q", [4, 5, 6, 7])]
+    assert first == [1, 2], "a list offered to several queues is the same object: joining must copy it"
+
+
+def test_joined_starts_a_new_list_past_join_items():
+    entries = [("q", list(range(JOIN_ITEMS - 1))), ("q", [1]), ("q", [2])]
+    assert [len(e) for _, e in _joined(entries)] == [JOIN_ITEMS, 1]
