@@ -80,7 +80,7 @@ def widen_stateless(dag: Any, ordered: list[Any], vertices: dict[str, VertexPlan
         if vp.kind is VertexKind.DRIVER_SOURCE and outbound and all(_any_processor(e, vertices) for e in outbound):
             target = max(vertices[e.dest_name].local_parallelism for e in outbound)
             _widen(vp, target, members, "driver source: its entries spread over more processors, each share in "
-                                        "order, into unicast edges that let any processor take any item")
+                                        "order, into edges that let any processor take any item")
             continue
         if vp.kind is not VertexKind.PROCESSOR or not is_stateless_builtin(v):
             continue

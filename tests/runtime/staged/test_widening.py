@@ -8,8 +8,8 @@ import pytest
 
 from dag import DAG, Engine, EngineConfig
 from edges import between, from_
-from processors import AbstractProcessor, flat_map_p, read_list_p, read_map_p, write_list_p
-from tests.support.processors import Tag
+from processors import flat_map_p, read_list_p, read_map_p, write_list_p
+from tests.support.processors import Count, Tag
 
 pytestmark = pytest.mark.spark
 
@@ -45,21 +45,6 @@ def test_widening_when_on_or_off_then_same_items_and_counts(engine):
     assert len(m_on["lines"]) == 2 and len(m_off["lines"]) == 1  # the widened vertex ran 2 processors
 
 
-class _Count(AbstractProcessor):
-    """One processor: counts what it receives, emits ``("count", n)`` in complete()."""
-
-    def __init__(self):
-        super().__init__()
-        self.n = 0
-
-    def try_process0(self, item):
-        self.n += 1
-        return True
-
-    def complete(self):
-        return self.try_emit(("count", self.n))
-
-
 def _run_counted(engine, widen):
     """A driver source at local parallelism 1 broadcasting into one counting processor and feeding a
     tokenizer (the manual TF-IDF's ``doc-source``): the sink's items, the metrics and the plan's text."""
@@ -68,7 +53,7 @@ def _run_counted(engine, widen):
         runner.get_map(source).update({d: " ".join(f"w{d}-{i}" for i in range(30)) for d in range(40)})
         dag = DAG()
         src = dag.new_vertex("docs", read_map_p(source), local_parallelism=1)
-        count = dag.new_vertex("count", _Count, local_parallelism=1)
+        count = dag.new_vertex("count", Count, local_parallelism=1)
         words = dag.new_vertex("words", flat_map_p(lambda e: e[1].split()), local_parallelism=1)
         tag = dag.new_vertex("tag", Tag)
         out = dag.new_vertex("sink", write_list_p(sink), local_parallelism=1)
