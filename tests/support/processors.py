@@ -90,15 +90,15 @@ class Tag(AbstractProcessor):
 class Count(AbstractProcessor):
     """One processor: counts what it receives, emits ``("count", n)`` in complete()."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
         self.n = 0
 
-    def try_process0(self, item):
+    def try_process0(self, item: Any) -> bool:
         self.n += 1
         return True
 
-    def complete(self):
+    def complete(self) -> bool:
         return self.try_emit(("count", self.n))
 
 
