@@ -219,11 +219,14 @@ class Job:
 
     def _open_channel(self, sc: Any) -> None:
         """The job's authenticated driver channel, serving failures, driver-side collections and log records."""
+        from dag.runtime.common.cluster import on_this_machine
         from dag.runtime.common.driver_topics import register_apply_topic, register_collection_topics
         from dag.runtime.common.jobchannel import JobChannel
         from dag.runtime.common.logforward import register_log_topics
 
-        channel = JobChannel(sc.master, sc.getConf().get("spark.driver.host"), self._runtime.on_task_failure)
+        # on this machine the channel binds to loopback; getConf() copies the whole conf (~90 Py4J calls)
+        host = None if on_this_machine(sc.master) else sc.getConf().get("spark.driver.host")
+        channel = JobChannel(sc.master, host, self._runtime.on_task_failure)
         self._state.channel = channel
         register_collection_topics(channel, self._engine.driver_collections)
         register_apply_topic(channel, self.dag, self._engine.driver_collections)

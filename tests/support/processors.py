@@ -87,6 +87,21 @@ class Tag(AbstractProcessor):
         return self.try_emit(tuple(values[f] for f in self.fields))
 
 
+class Count(AbstractProcessor):
+    """One processor: counts what it receives, emits ``("count", n)`` in complete()."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.n = 0
+
+    def try_process0(self, item: Any) -> bool:
+        self.n += 1
+        return True
+
+    def complete(self) -> bool:
+        return self.try_emit(("count", self.n))
+
+
 class EmitsNone(AbstractProcessor):
     """Emits ``None`` for every item: the runtimes must reject it naming the processor."""
 

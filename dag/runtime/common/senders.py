@@ -268,13 +268,14 @@ class Router:
         try:
             for key, item in zip(keys, batch):
                 appends[key](item)
-        except KeyError:  # a key not seen yet: learn the batch's keys, route it the general way
+        except KeyError:  # a key not seen yet: learn the batch's new keys, then route it through the cache
             for bucket in self._buckets.values():
                 bucket.clear()
             if len(appends) > KEY_CACHE:
                 appends.clear()
             self._learn(keys)
-            return self._partitioned(batch, keys)
+            for key, item in zip(keys, batch):
+                appends[key](item)
         out = []
         for t, bucket in self._buckets.items():
             if bucket:
@@ -363,8 +364,12 @@ def accumulated_records(spec: SenderSpec, g: int, acc: dict) -> Iterator[Any]:
     buckets: dict[int, list] = {}
     if None in acc:
         raise null_key_error(spec.edge_name)
-    partitions = partitioner.get_partitions(acc, pc) if type(partitioner) is DefaultPartitioner else \
-        map(partitioner.get_partition, acc, repeat(pc))  # the default partitioner: one loop over all keys
+    if type(partitioner) is DefaultPartitioner:  # one loop over all keys
+        partitions: Iterable[int] = partitioner.get_partitions(acc, pc)
+    elif type(partitioner) is HashCodePartitioner:  # its get_partition inlined: no Python call per key
+        partitions = [h % pc for h in map(hash, acc)]
+    else:
+        partitions = map(partitioner.get_partition, acc, repeat(pc))
     for p, entry in zip(partitions, acc.items()):
         t = base + p % mod
         bucket = buckets.get(t)

@@ -331,6 +331,25 @@ def test_widening_when_driver_source_feeds_unicast_edges_then_sliced_over_consum
     assert plan(dag).vertices["src"].widened_from is None  # a broadcast edge: every item to every consumer
 
 
+def test_widening_when_driver_source_also_broadcasts_into_one_processor_then_widened_and_read_per_edge():
+    dag = DAG()
+    src = dag.new_vertex("src", read_list_p("docs"), local_parallelism=1)
+    words = dag.new_vertex("words", flat_map_p(str.split), local_parallelism=1)
+    count = dag.new_vertex("count", noop_p(), local_parallelism=1)
+    dag.edge(between(src, count).broadcast().distributed()).edge(from_(src, 1).to(words))
+    dag.edge(from_(words).to(dag.new_vertex("user", noop_p())))
+    p = plan(dag)
+    assert (p.vertices["src"].total_parallelism, p.vertices["src"].widened_from) == (2, 1)
+    assert p.vertices["src"].read_per_edge  # no stage of its own and no shuffle into 'words'
+    assert op_of(p, "src", "words").op is EdgeOp.NARROW
+    assert op_of(p, "src", "count").op is EdgeOp.COALESCE  # every entry reaches the one 'count' processor
+    with_two = DAG()
+    src = with_two.new_vertex("src", read_list_p("docs"), local_parallelism=1)
+    count = with_two.new_vertex("count", noop_p(), local_parallelism=2)
+    with_two.edge(between(src, count).broadcast()).edge(from_(src, 1).to(with_two.new_vertex("w", noop_p())))
+    assert plan(with_two).vertices["src"].widened_from is None  # each of 2 processors must get every entry
+
+
 def test_dealing_when_driver_source_feeds_only_unicast_edges_then_dealt_on_demand_and_shown():
     dag = DAG()
     src = dag.new_vertex("src", read_list_p("lines"))

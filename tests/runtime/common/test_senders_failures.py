@@ -78,6 +78,15 @@ def test_send_when_pre_aggregated_counting_then_one_entry_per_key_routed_by_key(
     assert counts == {"received": 6, "emitted": 3}
 
 
+def test_send_when_pre_aggregated_with_hash_code_partitioner_then_routed_by_hash_of_key():
+    s = spec(Route.PARTITIONED_ALL, ld=3, key_fn=whole_item, partitioner=Partitioner.HASH_CODE,
+             pre_mode="accumulate", operation=counting())
+    pairs = [(d, f"w{i % 7}") for d in range(4) for i in range(20)]  # (doc_id, word) keys, as TF-IDF's tf
+    got = targets(send(s, 0, [pairs[:30], pairs[30:]]))
+    assert dict(e for es in got.values() for e in es) == Counter(pairs)
+    assert all(t == hash(k) % 271 % 3 for t, es in got.items() for k, _ in es)
+
+
 def test_send_when_combine_mode_then_accumulators_merged():
     s = spec(Route.PARTITIONED_ALL, key_fn=entry_key, partitioner=Partitioner.default(), pre_mode="combine",
              operation=counting())

@@ -8,8 +8,8 @@ import pytest
 
 from dag import DAG, Engine, EngineConfig
 from edges import between, from_
-from processors import AbstractProcessor, read_map_p, write_list_p
-from tests.support.processors import Tag
+from processors import read_map_p, write_list_p
+from tests.support.processors import Count, Tag
 
 pytestmark = pytest.mark.spark
 
@@ -45,21 +45,6 @@ def test_dealing_when_on_or_off_then_every_entry_once_and_each_processor_in_map_
         assert mine == sorted(mine)  # a processor's chunks come in map order
     assert m_on.total("src", "emittedCount") == 3000 == m_off.total("src", "emittedCount")
     assert m_on.total("tag", "receivedCount") == 3000
-
-
-class Count(AbstractProcessor):
-    """One processor: counts what it receives, emits the count in complete()."""
-
-    def __init__(self):
-        super().__init__()
-        self.n = 0
-
-    def try_process0(self, item):
-        self.n += 1
-        return True
-
-    def complete(self):
-        return self.try_emit(("count", self.n))
 
 
 def _tagged_and_counted(dag, src, out):
