@@ -214,15 +214,22 @@ class WakeProbe:
             self.when.append(time.time_ns())
 
 
+CHUNK = 1 << 16
+"""Items per array of the measuring processor (512 KB: growing one copies little)."""
+
+
 class Latency(Processor):
     """Measures each ``(due_ns, i, pid, emitted_ns, mapped_ns)`` when it reaches this processor and emits, at
     the end, one dict of arrays: ``due`` (ns), ``total`` (due -> here, microseconds) and its parts ``pacing`` (due
     -> emitted by the source), ``hop1`` (emitted -> map, a local edge), ``hop2`` (map -> here, a distributed
     partitioned edge), ``remote`` (1 when hop 2 crossed tasks: the source ran in another process), and the
     garbage collections of this task's process meanwhile (``gc``: ``(generation, seconds)``, from
-    ``gc.callbacks``). The measurements stay
-    in the task until the job ends (arrays: no object per item for the collector to walk), so the measured
-    pipeline does not also carry millions of results to the driver while it is measured."""
+    ``gc.callbacks``). The measurements stay in the task until the job ends, so the measured pipeline does not
+    also carry millions of results to the driver while it is measured: arrays (no object per item for the
+    collector to walk) of at most :data:`CHUNK` items each, joined at the end. (One array per column, grown by
+    millions of items, was copied whole when it grew: at 80% of the maximum those copies stalled this processor
+    for 15-25 ms at a time, the largest part of the tail it measured; an array per ``process`` call instead
+    gave the collector tens of thousands more objects to walk; bench/README.)"""
 
     def __init__(self, probe: bool = False):
         self.with_probe = probe
@@ -230,7 +237,8 @@ class Latency(Processor):
     def init(self, outbox, context):
         self.outbox, self.pid = outbox, os.getpid()
         self.probe = WakeProbe() if self.with_probe else None
-        self.arrays = {name: array("q") for name in ("due", "pacing", "hop1", "hop2", "total", "remote")}
+        self.chunks: dict[str, list[array]] = {name: [] for name in ("due", "pacing", "hop1", "hop2", "total",
+                                                                     "remote")}
         self.gc: list[tuple[int, float]] = []
         self._gc_start = 0.0
         self.result = None
@@ -244,19 +252,24 @@ class Latency(Processor):
 
     def process(self, ordinal, inbox):
         now = time.time_ns()
-        a = self.arrays
+        c = self.chunks
         items: list = []
         inbox.drain_to(items)
-        a["due"].extend(item[0] for item in items)
-        a["pacing"].extend((item[3] - item[0]) // 1000 for item in items)
-        a["hop1"].extend((item[4] - item[3]) // 1000 for item in items)
-        a["hop2"].extend((now - item[4]) // 1000 for item in items)
-        a["total"].extend((now - item[0]) // 1000 for item in items)
-        a["remote"].extend(int(item[2] != self.pid) for item in items)
+        if not c["due"] or len(c["due"][-1]) >= CHUNK:
+            for chunks in c.values():
+                chunks.append(array("q"))
+        c["due"][-1].extend(item[0] for item in items)
+        c["pacing"][-1].extend((item[3] - item[0]) // 1000 for item in items)
+        c["hop1"][-1].extend((item[4] - item[3]) // 1000 for item in items)
+        c["hop2"][-1].extend((now - item[4]) // 1000 for item in items)
+        c["total"][-1].extend((now - item[0]) // 1000 for item in items)
+        c["remote"][-1].extend(int(item[2] != self.pid) for item in items)
 
     def complete(self):
         if self.result is None:  # made once: a refused offer is retried with the same item
-            self.result = {**self.arrays, "gc": self.gc}
+            self.result = {name: array("q", b"".join(chunk.tobytes() for chunk in chunks))
+                           for name, chunks in self.chunks.items()}
+            self.result["gc"] = self.gc
             if self.probe is not None:
                 self.result["probe"] = list(zip(self.probe.when, self.probe.late))
         return self.outbox.offer(self.result)

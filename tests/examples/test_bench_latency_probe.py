@@ -46,3 +46,43 @@ def test_probe_report_when_items_waited_with_the_probe_then_worst_windows_pair_t
     assert "max 20.00 ms" in report
     assert "item latency / longest probe wait (ms): 50/20.0, 2/1.0" in report
     assert "the median window's longest probe wait: 1.0 ms" in report
+
+
+class _Inbox:
+    def __init__(self, items):
+        self.items = items
+
+    def drain_to(self, target):
+        target.extend(self.items)
+        self.items = []
+
+
+class _Outbox:
+    def __init__(self):
+        self.offered = []
+
+    def offer(self, item):
+        self.offered.append(item)
+        return True
+
+
+def test_latency_processor_when_measurements_span_several_arrays_then_joins_them_in_order(bench, monkeypatch):
+    """The measuring processor keeps its columns in arrays of at most CHUNK items (one array grown by millions
+    is copied whole as it grows, which stalled the measured pipeline) and joins them at the end."""
+    bench_streaming, _ = bench
+    monkeypatch.setattr(bench_streaming, "CHUNK", 3)
+    latency = bench_streaming.Latency()
+    outbox = _Outbox()
+    latency.init(outbox, None)
+    try:
+        now = time.time_ns()
+        for i in range(4):  # 4 calls of 2 items: arrays of 4, 4 (a call fills past CHUNK, the next starts anew)
+            latency.process(0, _Inbox([(now - 5000 * (2 * i + j), 2 * i + j, latency.pid, now, now)
+                                       for j in range(2)]))
+        assert len(latency.chunks["due"]) == 2
+        assert latency.complete()
+    finally:
+        latency.close()
+    result = outbox.offered[0]
+    assert list(result["due"]) == [now - 5000 * k for k in range(8)]
+    assert list(result["remote"]) == [0] * 8 and all(total >= 5 * k for k, total in enumerate(result["total"]))

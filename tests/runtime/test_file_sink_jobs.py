@@ -97,7 +97,7 @@ def _burst_then_idle(count):
 
 
 def test_write_file_when_stream_job_runs_then_lines_appear_live_and_stay_after_cancel(engine, tmp_path):
-    from tests.support import channel_closed, stray_jetspark_threads, worker_threads
+    from tests.support import channel_closed, wait_no_threads_left
 
     out = tmp_path / "out"
     out.mkdir()
@@ -113,4 +113,5 @@ def test_write_file_when_stream_job_runs_then_lines_appear_live_and_stay_after_c
         assert lines(out) == list(range(1000))  # the earlier run's files were replaced when the job started
         assert sorted(os.listdir(out)) == ["0", "1"]  # final names only, nothing staged
     assert lines(out) == list(range(1000)) and sorted(os.listdir(out)) == ["0", "1"]  # a stream job's output stays
-    assert stray_jetspark_threads() == [] and channel_closed(job) and worker_threads(engine) == []
+    assert channel_closed(job)
+    wait_no_threads_left(engine)

@@ -34,8 +34,8 @@ from tests.support.data import numbers, once, unique
 from tests.support.ports import connect, free_base_port, port_is_free
 from tests.support.processors import counter_stream
 from tests.support.waits import (JOIN_TIMEOUT, channel_closed, complete_until, jetspark_threads, running,
-                                 stray_jetspark_threads, wait_for, worker_threads)
+                                 stray_jetspark_threads, wait_for, wait_no_threads_left, worker_threads)
 
 __all__ = ["JOIN_TIMEOUT", "channel_closed", "complete_until", "connect", "counter_stream", "free_base_port",
            "jetspark_threads", "numbers", "once", "port_is_free", "running", "stray_jetspark_threads", "unique",
-           "wait_for", "worker_threads"]
+           "wait_for", "wait_no_threads_left", "worker_threads"]

@@ -94,6 +94,18 @@ def channel_closed(job) -> bool:
     return False
 
 
+def wait_no_threads_left(engine, timeout: float = 30.0) -> None:
+    """Wait (bounded) until no jetspark thread is left in this process or the Python workers: a cancelled or
+    failed task's threads end while Spark already reports the stage over. Fails naming the threads left."""
+    left: list[str] = []
+
+    def none_left() -> bool:
+        left[:] = stray_jetspark_threads() + worker_threads(engine)
+        return not left
+
+    wait_for(none_left, timeout, lambda: f"jetspark threads still alive: {left}")
+
+
 def worker_threads(engine) -> list[str]:
     """Names of jetspark threads alive in the Python workers (one probe task per slot)."""
     sc = engine.spark.sparkContext

@@ -23,7 +23,10 @@ While the processors run, everything that existed before (jetspark, pyspark, the
 processors themselves) is frozen out of the garbage collector's sight (``gc.freeze()``, undone when the task
 ends): a full collection then walks only what the stream allocated. Measured with
 ``bench/bench_streaming.py --rate 100000`` on a quiet machine, the longest collection went from 27-32 ms to
-3 ms and the p99.9 per hop from 12 ms to 3-4 ms (bench/README.md, issue 22).
+3 ms and the p99.9 per hop from 12 ms to 3-4 ms (bench/README.md, issue 22). The youngest generation is
+collected after :data:`YOUNG_COLLECTION_THRESHOLD` allocations instead of 700: a stream allocates and frees
+items by the million, and at 80% of the maximum throughput the collector then took about 0.9 s of CPU per 7 s
+job across both tasks, 0.3 s with the higher threshold (same bench, ``--rate 80%``).
 """
 
 from __future__ import annotations
@@ -45,6 +48,9 @@ from dag.runtime.pipelined.snapshot_coordinator import is_restartable
 __all__ = ["WorkerSpec", "Worker", "POLL_SECONDS", "ADDRESS_TOPIC", "EXCHANGE_WAIT"]
 
 POLL_SECONDS = 0.2
+YOUNG_COLLECTION_THRESHOLD = 20_000
+"""Allocations (less deallocations) of container objects between two collections of the youngest generation
+while a task runs (Python's default: 700); see the module docstring."""
 """How often a task asks the driver whether to stop (and sends its live metrics)."""
 ADDRESS_TOPIC = "jetspark.address"
 """A task's link address in; every task's out once all told theirs (``{"addresses": [...] | None, "stop"}``)."""
@@ -110,9 +116,12 @@ class Worker:
                 for logger, level in runners.log_targets():
                     forwarded.enter_context(forwarding(logger, ref, level))
                 gc.freeze()  # the task's long-lived objects out of the collector's walk (module docstring)
+                thresholds = gc.get_threshold()
+                gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, *thresholds[1:])
                 try:
                     runners.run()
                 finally:
+                    gc.set_threshold(*thresholds)
                     gc.unfreeze()
             return {"task": t}
         except Exception as exc:

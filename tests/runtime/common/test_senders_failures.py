@@ -11,8 +11,6 @@ import pytest
 from dag import DAG, EngineConfig, JobFailedError
 from dag.errors import DagValidationError
 from dag.planner import EdgeOp, Route, plan_dag
-import pytest
-
 from dag.runtime.common.failures import decode_failure, encode_failure, mark_origin
 from dag.runtime.common.jobchannel import JobChannel
 from dag.runtime.common.senders import SenderSpec, send

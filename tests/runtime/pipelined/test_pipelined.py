@@ -10,7 +10,7 @@ import pytest
 from dag import CancellationError, DAG, DagValidationError, ExecutionMode, JobConfig, JobFailedError, JobStatus
 from edges import between
 from processors import AbstractProcessor, Watermark, map_p, read_list_p, write_list_p
-from tests.support import channel_closed, running, stray_jetspark_threads, unique, wait_for, worker_threads
+from tests.support import channel_closed, running, stray_jetspark_threads, unique, wait_for, wait_no_threads_left
 from tests.support.processors import Endless
 
 pytestmark = pytest.mark.spark
@@ -46,9 +46,8 @@ def test_pipelined_when_cancelled_then_failed_with_cancellation_error_and_nothin
     with pytest.raises(CancellationError):
         job.join(timeout=60)
     assert job.status is JobStatus.FAILED
-    assert stray_jetspark_threads() == []
     assert channel_closed(job)
-    assert worker_threads(engine) == []
+    wait_no_threads_left(engine)
 
 
 def test_pipelined_when_processor_fails_then_job_fails_naming_vertex_processor_and_traceback(engine):
@@ -81,8 +80,7 @@ def test_pipelined_when_endless_job_fails_in_another_task_then_whole_job_stops(e
     job = engine.new_job(dag, PIPELINED)
     with pytest.raises(JobFailedError, match="cannot take 57"):
         job.join(timeout=120)
-    assert stray_jetspark_threads() == []
-    assert worker_threads(engine) == []
+    wait_no_threads_left(engine)
 
 
 def test_pipelined_stream_source_with_explicit_staged_mode_refused(engine):

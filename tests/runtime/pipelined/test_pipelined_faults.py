@@ -25,7 +25,7 @@ import pytest
 from dag import DAG, ExecutionMode, JobConfig, JobFailedError, JobStatus, ProcessingGuarantee
 from edges import between
 from processors import AbstractProcessor, SourceBuilder, write_file_p, write_list_p
-from tests.support import channel_closed, counter_stream, running, stray_jetspark_threads, wait_for, worker_threads
+from tests.support import channel_closed, counter_stream, running, wait_for, wait_no_threads_left
 from tests.support.processors import Endless
 
 pytestmark = pytest.mark.spark
@@ -147,9 +147,8 @@ def busy_workers(pids):
 
 def assert_nothing_left(engine, job, pids):
     wait_for(lambda: busy_workers(pids) == [], 30, "the job's Python workers to end or idle")
-    assert stray_jetspark_threads() == []
     assert channel_closed(job)
-    assert worker_threads(engine) == []
+    wait_no_threads_left(engine)
 
 
 def _fails_naming(job, fault_time, vertices):
