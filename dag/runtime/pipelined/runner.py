@@ -10,17 +10,17 @@ of the tasklet's output like items (the runner sends them to every candidate of 
 phase-2 message from the driver is handed to the tasklet, and the saves it completed are stored and reported
 before their barrier leaves.
 
-:class:`TaskRunners` builds the runners of task ``t`` and runs them: the cooperative ones round-robin in the
-task's thread, which also moves the bytes of the task's links (``links.py``: ``pump`` in every round) and, when a
-round made no progress, sleeps on the task's :class:`~dag.runtime.pipelined.waker.Waker` and the links' sockets
-(backing off up to :data:`MAX_IDLE_WAIT`); each non-cooperative one in a thread of its own. Once every processor finished, the task sends ``BYE`` on its
-links and keeps serving its finished processors' snapshot requests and phase-2 calls until every peer said
-``BYE`` (a task whose processors end early, e.g. a member's stand-ins for a total-parallelism-one source, must
-not hold up the snapshots of the others). The first exception stops everything (``stop``); its origin
-(vertex, processor index) is kept, and it is reported to the driver (``report_failure``) *before* ``stop``
-closes the links: a peer that sees a broken link reports that too, and the driver must have the cause first. A
-broken link to another task fails the task naming the processors of that task (the first one as the origin) as
-an infrastructure failure.
+:class:`TaskRunners` builds the runners of task ``t`` and runs them: the cooperative ones round-robin in the task's
+thread, which also moves the bytes of the task's links (``links.py``: ``pump`` in every round) and, when a round
+made no progress, sleeps on the task's :class:`~dag.runtime.pipelined.waker.Waker` and the links' sockets (backing
+off up to :data:`MAX_IDLE_WAIT`); each non-cooperative one in a thread of its own. Once every processor finished,
+the task sends ``BYE`` on its links and keeps serving its finished processors' snapshot requests and phase-2 calls
+until every peer said ``BYE`` (a task whose processors end early, e.g. a member's stand-ins for a
+total-parallelism-one source, must not hold up the snapshots of the others). The first exception stops everything
+(``stop``); its origin (vertex, processor index) is kept, and it is reported to the driver (``report_failure``)
+*before* ``stop`` closes the links: a peer that sees a broken link reports that too, and the driver must have the
+cause first. A broken link to another task fails the task naming the processors of that task (the first one as the
+origin) as an infrastructure failure.
 """
 
 from __future__ import annotations
