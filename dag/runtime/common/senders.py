@@ -364,10 +364,8 @@ def accumulated_records(spec: SenderSpec, g: int, acc: dict) -> Iterator[Any]:
     buckets: dict[int, list] = {}
     if None in acc:
         raise null_key_error(spec.edge_name)
-    if type(partitioner) is DefaultPartitioner:  # one loop over all keys
-        partitions: Iterable[int] = partitioner.get_partitions(acc, pc)
-    elif type(partitioner) is HashCodePartitioner:  # its get_partition inlined: no Python call per key
-        partitions = [h % pc for h in map(hash, acc)]
+    if type(partitioner) in (DefaultPartitioner, HashCodePartitioner):  # one loop over all keys (not subclasses:
+        partitions: Iterable[int] = partitioner.get_partitions(acc, pc)  # they may override get_partition only)
     else:
         partitions = map(partitioner.get_partition, acc, repeat(pc))
     for p, entry in zip(partitions, acc.items()):

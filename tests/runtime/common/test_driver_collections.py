@@ -143,6 +143,12 @@ def test_default_partitioner_when_bulk_then_same_partitions_as_one_by_one():
     assert default.get_partitions(keys, 271) == [default.get_partition(k, 271) for k in keys]
 
 
+def test_hash_code_partitioner_when_bulk_then_same_partitions_as_one_by_one():
+    keys = ["the", "", 7, -3, (1, "a"), 2.5, None, b"x"]
+    hash_code = Partitioner.HASH_CODE
+    assert hash_code.get_partitions(keys, 271) == [hash_code.get_partition(k, 271) for k in keys]
+
+
 def test_journal_when_map_of_strings_to_ints_changes_then_collector_stops_tracking_its_events():
     # a journal holds up to partition_count * capacity events: if each stayed tracked, every full collection of
     # the driver would walk them all (2.7 million for the default journal)
