@@ -48,10 +48,10 @@ from dag.runtime.pipelined.snapshot_coordinator import is_restartable
 __all__ = ["WorkerSpec", "Worker", "POLL_SECONDS", "ADDRESS_TOPIC", "EXCHANGE_WAIT"]
 
 POLL_SECONDS = 0.2
+"""How often a task asks the driver whether to stop (and sends its live metrics)."""
 YOUNG_COLLECTION_THRESHOLD = 20_000
 """Allocations (less deallocations) of container objects between two collections of the youngest generation
 while a task runs (Python's default: 700); see the module docstring."""
-"""How often a task asks the driver whether to stop (and sends its live metrics)."""
 ADDRESS_TOPIC = "jetspark.address"
 """A task's link address in; every task's out once all told theirs (``{"addresses": [...] | None, "stop"}``)."""
 EXCHANGE_WAIT = 1.0
