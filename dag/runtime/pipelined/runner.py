@@ -13,7 +13,9 @@ before their barrier leaves.
 :class:`TaskRunners` builds the runners of task ``t`` and runs them: the cooperative ones round-robin in the task's
 thread, which also moves the bytes of the task's links (``links.py``: ``pump`` in every round) and, when a round
 made no progress, sleeps on the task's :class:`~dag.runtime.pipelined.waker.Waker` and the links' sockets (backing
-off up to :data:`MAX_IDLE_WAIT`); each non-cooperative one in a thread of its own. Once every processor finished,
+off up to :data:`MAX_IDLE_WAIT`); each non-cooperative one in a thread of its own, woken by its own inbound queues
+(an ``Event`` of its own: sharing the scheduler's wake-up, an idle sink's thread ran a round, taking the GIL from the
+scheduler, every time anything in the task moved) and otherwise backing off. Once every processor finished,
 the task sends ``BYE`` on its links and keeps serving its finished processors' snapshot requests and phase-2 calls
 until every peer said ``BYE`` (a task whose processors end early, e.g. a member's stand-ins for a
 total-parallelism-one source, must not hold up the snapshots of the others). The first exception stops everything
@@ -87,12 +89,13 @@ class _Outbound:
 class ProcessorRunner:
     """One processor of the task (see the module docstring): it routes, the tasklet decides."""
 
-    __slots__ = ("vertex", "g", "tasklet", "inbound", "outbound", "pending", "control", "on_snapshot")
+    __slots__ = ("vertex", "g", "tasklet", "inbound", "outbound", "pending", "control", "on_snapshot", "wake")
 
     def __init__(self, vertex: str, g: int, tasklet: ProcessorTasklet, inbound: dict[int, InboundEdge],
-                 outbound: list[_Outbound], on_snapshot: Callable | None = None):
+                 outbound: list[_Outbound], on_snapshot: Callable | None = None, wake: Any = None):
         self.vertex, self.g, self.tasklet = vertex, g, tasklet
         self.inbound, self.outbound = inbound, outbound
+        self.wake = wake  # what its inbound queues set: the task's Waker, or its own thread's Event
         self.pending: deque = deque()
         self.control: deque = deque()  # ("snapshot", id) | ("finish", id, success), from the driver's thread
         self.on_snapshot = on_snapshot  # (vertex, g, snapshot_id, entries or None when done)
@@ -239,30 +242,39 @@ class TaskRunners:
         tasklet = ProcessorTasklet(processor, ctx, inbound_priorities=vertex.priorities,
                                    outbound_capacities=vertex.capacities, vertex_name=vertex.name, policy=PIPELINED,
                                    max_watermark_retain_ms=spec.max_watermark_retain_ms, snapshot_aligned=aligned)
+        # a processor in a thread of its own is woken by its own queues only: with the task's Waker it would run
+        # a round (and take the GIL from the scheduler) every time anything in the task moved
+        wake = self.wake if tasklet.cooperative else threading.Event()
         inbound = {}
         for el in vertex.inbound:
             source_p = layout.vertices[el.source].total_parallelism
             queues = []
             for sender in el.senders_to(g, source_p):
-                queue = self.queues[(vertex.name, g, el.dest_ordinal, sender)] = Queue(self.wake)
+                queue = self.queues[(vertex.name, g, el.dest_ordinal, sender)] = Queue(wake)
                 queues.append(queue)
             inbound[el.dest_ordinal] = InboundEdge(el.dest_ordinal, queues, spec.max_watermark_retain_ms, aligned)
         outbound = [_Outbound(Router(el.spec, g), self._deliverer(el, g)) for el in vertex.outbound]
         if snapshots is None:
-            return ProcessorRunner(vertex.name, g, tasklet, inbound, outbound)
+            return ProcessorRunner(vertex.name, g, tasklet, inbound, outbound, wake=wake)
         if snapshots.is_done(vertex.name, g):
             tasklet.restored_as_completed()
         else:
             entries = snapshots.entries_for(vertex.name, g, vertex.total_parallelism)
             if entries is not None:
                 tasklet.restore_snapshot(entries)
-        return ProcessorRunner(vertex.name, g, tasklet, inbound, outbound, snapshots.on_snapshot)
+        return ProcessorRunner(vertex.name, g, tasklet, inbound, outbound, snapshots.on_snapshot, wake)
 
     def control(self, messages: list[tuple]) -> None:
         """Hand the driver's snapshot instructions to every processor of the task (any thread)."""
         for r in self.runners:
             r.control.extend(messages)
+        self._wake_all()
+
+    def _wake_all(self) -> None:
+        """Wake the scheduler and every non-cooperative processor's thread (to stop, or to take control)."""
         self.wake.set()
+        for r in self.runners:
+            r.wake.set()
 
     def _deliverer(self, edge: Any, sender: int) -> Callable[[int, Any], bool]:
         """``deliver(target, entry)`` for processor ``sender``'s side of ``edge``: into the target processor's
@@ -310,21 +322,21 @@ class TaskRunners:
     def _in_thread(self, runner: ProcessorRunner) -> None:
         """A non-cooperative processor's thread; the scheduler is woken when it ends."""
         try:
-            self._guarded([runner])
+            self._guarded([runner], wake=runner.wake)
         finally:
             self.wake.set()
 
     def _guarded(self, runners: list[ProcessorRunner], until: Callable[[], bool] | None = None,
-                 io: bool = False) -> None:
+                 io: bool = False, wake: Any = None) -> None:
         try:
-            self._schedule(runners, until, io)
+            self._schedule(runners, until, io, wake or self.wake)
         except BaseException as exc:  # noqa: BLE001 - the first failure stops the task
             if self.failure is None:
                 self.failure = exc
                 self.failure_origin = getattr(exc, "_jetspark_origin", None)
                 self._report(exc)
             self.stop.set()
-            self.wake.set()
+            self._wake_all()
 
     def _report(self, exc: BaseException) -> None:
         """Report a processor's failure while the task's links are still open: once they close, the peers
@@ -336,12 +348,12 @@ class TaskRunners:
         except Exception as err:  # noqa: BLE001 - the task still fails with ``exc``; the worker reports it again
             _log.warning("jetspark: could not report the failure of task %d early: %r", self.t, err)
 
-    def _schedule(self, runners: list[ProcessorRunner], until: Callable[[], bool] | None = None,
-                  io: bool = False) -> None:
-        """Round-robin ``runners`` until each finished (and has no pending control), then until ``until()``.
-        ``io``: this is the task's scheduler thread, which also moves the links' bytes (``links.py``) in every
-        round and sleeps on their sockets too."""
-        stop, wake = self.stop, self.wake
+    def _schedule(self, runners: list[ProcessorRunner], until: Callable[[], bool] | None, io: bool,
+                  wake: Any) -> None:
+        """Round-robin ``runners`` until each finished (and has no pending control), then until ``until()``,
+        sleeping on ``wake`` when a round moved nothing. ``io``: this is the task's scheduler thread, which also
+        moves the links' bytes (``links.py``) in every round and sleeps on their sockets too."""
+        stop = self.stop
         links = self.links if io else None
         sleep = wake.wait if links is None else links.wait
         idle = 0
@@ -368,8 +380,10 @@ class TaskRunners:
                 if until is None or until():
                     return
                 sleep(MAX_IDLE_WAIT)
-            elif solo:
-                sleep(back_off_seconds(max(1, runners[0].idle_stalls)))
+            elif solo:  # a processor in its own thread: its queues wake it; output held back is retried soon
+                idle += 1
+                runner = runners[0]
+                sleep(back_off_seconds(1 if runner.pending else max(idle, runner.idle_stalls)))
             else:
                 idle += 1
                 sleep(min(MAX_IDLE_WAIT, 1e-5 * (1 << min(idle, 10))))
@@ -385,7 +399,7 @@ class TaskRunners:
                 mark_origin(self.failure, *ran[0])
             mark_infrastructure(self.failure)
         self.stop.set()
-        self.wake.set()
+        self._wake_all()
 
     # ------------------------------------------------------------------ results and cleanup
     def log_targets(self) -> list[tuple[Any, int]]:
@@ -412,7 +426,7 @@ class TaskRunners:
     def close(self) -> None:
         """Close processors, suppliers and links; join threads (bounded). Never raises over a failure."""
         self.stop.set()
-        self.wake.set()
+        self._wake_all()
         for thread in self.threads:
             thread.join(5)
         failure = self.failure

@@ -2,12 +2,14 @@
 
 A task has one thread that runs its cooperative processors *and* its links' socket I/O (``links.py``), plus a
 thread per non-cooperative processor. Anything that gives the scheduler work calls :meth:`Waker.set`: a queue
-that receives an entry, a non-cooperative processor that offers to a link, the driver's snapshot instructions, a
-failure. The scheduler, when a round moved nothing, sleeps in :meth:`Waker.sleep`: a ``select`` over its
-links' sockets and the read end of a pipe, so bytes arriving from a peer wake it as promptly as a ``set()``
-from a thread. ``set()`` writes to the pipe only while the scheduler sleeps (a flag it raises before it looks
-at the event one last time), so the common case, a ``set()`` while the scheduler runs, costs no system call.
-Non-cooperative processors' threads wait with :meth:`Waker.wait` (a ``threading.Event``).
+of a cooperative processor that receives an entry, a non-cooperative processor that offers to a link, the
+driver's snapshot instructions, a failure. The scheduler, when a round moved nothing, sleeps in
+:meth:`Waker.sleep`: a ``select`` over its links' sockets and the read end of a pipe, so bytes arriving from a
+peer wake it as promptly as a ``set()`` from a thread. ``set()`` writes to the pipe only while the scheduler
+sleeps (a flag it raises before it looks at the event one last time), so the common case, a ``set()`` while the
+scheduler runs, costs no system call.
+A non-cooperative processor's thread waits on an ``Event`` of its own, which only its inbound queues set (the
+scheduler's wake-ups are not its business).
 
 ::
 
