@@ -124,3 +124,30 @@ def test_router_when_partitioner_subclasses_default_then_asked_for_every_item():
     router = Router(spec(Overridden()), 0)
     assert router.route.__name__ == "_partitioned"
     assert routed(router, [(1, 0), (True, 1)]) == {0: [(True, 1)], 1: [(1, 0)]}
+
+
+@pytest.mark.parametrize("partitioner", [Partitioner.default(), Partitioner.HASH_CODE])
+def test_cached_route_when_keys_never_repeat_then_cache_bypassed_with_same_targets(partitioner):
+    """A stream keyed by ids: after ``MISSES_BEFORE_BYPASS`` batches of unseen keys the router stops caching for
+    ``BYPASS_BATCHES`` batches (each routed in one partitioner call), then tries again; the targets never change."""
+    cached, general = pair(partitioner)
+    batches = senders.MISSES_BEFORE_BYPASS + senders.BYPASS_BATCHES + senders.MISSES_BEFORE_BYPASS + 1
+    cache_sizes = []
+    for n in range(batches):
+        items = [(n * 100 + i, n, i) for i in range(100)]
+        assert routed(cached, items) == routed(general, items)
+        cache_sizes.append(len(cached._appends))
+    learned = senders.MISSES_BEFORE_BYPASS * 100
+    assert cache_sizes[senders.MISSES_BEFORE_BYPASS - 1] == learned
+    assert cache_sizes[senders.MISSES_BEFORE_BYPASS + senders.BYPASS_BATCHES - 1] == learned, "nothing cached"
+    assert cache_sizes[-1] > learned, "caching was tried again"
+
+
+def test_cached_route_when_keys_repeat_after_a_bypass_then_cached_again():
+    cached, general = pair()
+    for n in range(senders.MISSES_BEFORE_BYPASS + senders.BYPASS_BATCHES):  # unseen keys: bypassed
+        routed(cached, [(10_000 + n * 100 + i, n) for i in range(100)])
+    repeating = [(i % 50, i) for i in range(100)]
+    for _ in range(3):
+        assert routed(cached, repeating) == routed(general, repeating)
+    assert all(k in cached._appends for k in range(50))
