@@ -36,6 +36,7 @@ from dag.runtime.common.logforward import forwarding
 from dag.runtime.common.metrics import EMITTED, RECEIVED
 from dag.runtime.common.senders import SenderSpec, accumulated_records, send
 from processors.execution.staged_watermarks import is_items
+from processors.library.aggregating import grouped_outputs, without_none
 
 __all__ = ["BroadcastInput", "VertexTask", "StageTask"]
 
@@ -360,8 +361,7 @@ def _run_combine(vt: VertexTask, g: int, stream: Iterator, counters: dict) -> It
         if pre.receiver_output == "entry":
             out = list(acc.items())
         else:
-            finish, to_output = op.finish_fn, pre.map_to_output_fn
-            out = [r for r in (to_output(k, finish(a)) for k, a in acc.items()) if r is not None]
+            out = without_none(grouped_outputs(acc, op.finish_fn, pre.map_to_output_fn))
     except BaseException as exc:
         mark_origin(exc, vt.name, g)
         raise

@@ -22,6 +22,7 @@ MODULES = [
     "processors.execution.coalescer",
     "processors.execution.tasklet",
     "processors.execution.lifecycle",
+    "processors.library.aggregating",
 ]
 
 

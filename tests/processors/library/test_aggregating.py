@@ -87,6 +87,29 @@ def test_aggregate_by_key_p_when_map_to_output_fn_then_applied_and_none_skipped(
     verify_processor(supplier).input(["a", "bb", "cc", "d"]).expect_output(["2:bb,cc"])
 
 
+def test_aggregate_by_key_p_when_identity_finish_and_own_output_fn_then_applied_and_none_skipped():
+    supplier = aggregate_by_key_p(len, counting(), lambda k, n: None if k == 1 else f"{k}x{n}")
+    verify_processor(supplier).input(["a", "bb", "cc", "d"]).expect_output(["2x2"])
+    assert driven(aggregate_by_key_p(len, counting(), lambda k, n: f"{k}x{n}"), {0: ["a", "bb"]}) == ["1x1", "2x1"]
+
+
+class _Ambiguous:
+    """A result whose ``==`` raises, as a NumPy array's truth value does."""
+
+    def __init__(self, key):
+        self.key = key
+
+    def __eq__(self, other):
+        raise ValueError("the truth value is ambiguous")
+
+    __hash__ = object.__hash__
+
+
+def test_aggregate_by_key_p_when_results_compare_ambiguously_then_all_emitted():
+    out = driven(aggregate_by_key_p(len, counting(), lambda k, n: _Ambiguous(k)), {0: ["a", "bb", "cc"]})
+    assert [r.key for r in out] == [1, 2]
+
+
 def test_aggregate_by_key_p_when_generic_op_then_accumulates_per_key():
     supplier = aggregate_by_key_p(lambda w: w[0], max_by(len))
     verify_processor(supplier).input(["apple", "avocado", "banana", "bee"]) \
