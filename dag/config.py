@@ -106,6 +106,13 @@ class EngineConfig(BaseModel):
                                 "standalone master (spark://) accepts only the secret it was started with, so there "
                                 "one must be given. None: True on a cluster, False in local mode (local, local[N], "
                                 "local-cluster[...], where nothing listens beyond loopback).")
+    co_partition: bool = Field(True, description="Route the pre-aggregated input of a by-key aggregator "
+                               "(aggregate_by_key_p, accumulate_by_key_p, combine_by_key_p) that emits (key, "
+                               "result) entries straight to the processors its entries go to next, when the "
+                               "partitioned edge after it keys them by a function that provably reads only the "
+                               "key (entry_key, lambda e: e[0][1], ...) and both vertices have the same "
+                               "parallelism on one member: the aggregator and its consumer then share a stage "
+                               "and one shuffle disappears (dag/planner/aggregation.py). STAGED jobs.")
     tight_loops: bool = Field(True, description="Run a fused chain of built-in stateless processors (map_p, "
                               "filter_p, flat_map_p and their *_using_context_p variants) that ends in a "
                               "by-key accumulation (pre-aggregated or fused accumulate edge) as one generated "

@@ -38,6 +38,9 @@ several outbound edges                  one pass tags items with the outbound or
                                        consumer's tasks (``read_per_edge``, see ``widening.py``)
 partitioned edge into accumulate/       pre-aggregated on the sending side (``pre_aggregate``): the sender
   aggregate/combine_by_key_p            accumulates (or combines) per key, the receiver combines accumulators
+by-key aggregator -> partitioned by a   FUSED (``co_partition``, one member, equal parallelism): the
+  function of the entry's key only      aggregator's pre-aggregated input is routed by that key part, so each
+                                       entry is already in its consumer's task; one shuffle fewer
 X -> local partitioned -> accumulate_   ACCUMULATE_FUSED (``fuse_accumulate``): the accumulate vertex runs in
   by_key -> partitioned -> combine_by_key X's task, one map-side-combining shuffle into combine_by_key
 map_p/filter_p/flat_map_p chain ending   one generated loop accumulating into the sender's dict (``tight_loops``,
@@ -103,7 +106,7 @@ def plan_dag(dag: Any, config: Any, members: int, default_parallelism: int) -> P
         plan_tight_loops(dag, vertices, stages)
     options = {name: getattr(config, name)
                for name in ("fuse_narrow_edges", "pre_aggregate", "fuse_accumulate", "widen_stateless",
-                            "deal_driver_sources", "tight_loops")}
+                            "deal_driver_sources", "tight_loops", "co_partition")}
     return PhysicalPlan(members, default_parallelism, config.partition_count, vertices, edges, stages, options)
 
 

@@ -85,13 +85,17 @@ class PreAggregation:
     receiver_output: str | None = None
     map_to_output_fn: Any = None
     absorbed_vertex: str | None = None   # the accumulate vertex run inside the sender's task, if any
+    route_key_fn: Any = None             # co-partitioned: accumulators routed by route_key_fn(key) ...
+    route_partitioner: Any = None        # ... with the next edge's partitioner (aggregation.py, co_partition)
+    route_edge: str = ""                 # that next edge, for messages
 
     def describe(self) -> str:
         op = getattr(self.operation, "name", None) or "aggregate operation"
+        routed = f"; routed by the key part of {self.route_edge}" if self.route_key_fn is not None else ""
         if self.absorbed_vertex:
-            return f"map-side combine: '{self.absorbed_vertex}' accumulates {op} in the sender's task"
+            return f"map-side combine: '{self.absorbed_vertex}' accumulates {op} in the sender's task{routed}"
         if self.mode == "accumulate":
-            return f"pre-aggregated: sender accumulates {op} per key, receiver combines"
+            return f"pre-aggregated: sender accumulates {op} per key, receiver combines{routed}"
         return f"pre-aggregated: sender combines {op} accumulators per key"
 
 

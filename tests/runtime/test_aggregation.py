@@ -107,3 +107,36 @@ def test_aggregate_by_key_when_pre_aggregated_then_finish_and_output_fn_applied_
     expected_avg = {f"{k}:{sum(range(k, 100, 3)) / len(range(k, 100, 3))}" for k in range(3)}
     assert set(eng.get_list(sink)) == expected_avg
     assert eng.get_map(sink) == {k: sum(range(k, 100, 3)) for k in (1, 2)}
+
+
+DOCS = [(d, " ".join(f"w{(d * i) % 23}" for i in range(40))) for d in range(1, 30)]
+DOCS_PER_WORD = Counter(w for _, text in DOCS for w in set(text.split()))
+
+
+def docs_per_word_dag(source, sink, second_partitioner):
+    """The manual's TF-IDF shape: count per (doc, word), then group the entries by word: a by-word aggregator
+    that sees a word's entries on two processors emits the word twice."""
+    dag = DAG()
+    src = dag.new_vertex("docs", read_list_p(source))
+    words = dag.new_vertex("words", flat_map_p(lambda doc: [(doc[0], w) for w in doc[1].split()]))
+    tf = dag.new_vertex("tf", aggregate_by_key_p(whole_item, counting()))
+    per_word = dag.new_vertex("docs-per-word", aggregate_by_key_p(lambda e: e[0][1], counting()))
+    out = dag.new_vertex("sink", write_list_p(sink))
+    dag.edge(between(src, words)).edge(between(words, tf).partitioned(whole_item))
+    dag.edge(between(tf, per_word).partitioned(lambda e: e[0][1], second_partitioner).distributed())
+    return dag.edge(between(per_word, out))
+
+
+@pytest.mark.parametrize("co_partition", [True, False])
+@pytest.mark.parametrize("second_partitioner", [None, Partitioner.HASH_CODE])
+def test_docs_per_word_when_co_partitioned_or_not_then_each_word_once_with_its_count(engine, co_partition,
+                                                                                    second_partitioner):
+    eng = Engine(EngineConfig(co_partition=co_partition), spark=engine.spark)
+    source, sink = f"docs-{uuid.uuid4().hex}", f"per-word-{uuid.uuid4().hex}"
+    eng.get_list(source).extend(DOCS)
+    dag = docs_per_word_dag(source, sink, second_partitioner)
+    fused = eng.plan(dag).edges[2]
+    assert (fused.op is EdgeOp.FUSED) is co_partition, eng.plan(dag).explain()
+    eng.new_job(dag).join()
+    out = list(eng.get_list(sink))
+    assert sorted(out) == sorted(DOCS_PER_WORD.items())

@@ -61,6 +61,8 @@ class SenderSpec:
     operation: Any = None
     absorbed_vertex: str | None = None
     edge_name: str = ""                  # str(edge), for messages
+    route_key_fn: Any = None             # co-partitioned: an accumulator's key -> the key it is partitioned by
+    route_edge_name: str = ""            # the edge whose key function that is, for messages
 
 
 _MISSING = object()
@@ -93,6 +95,9 @@ def sender_spec(ep: EdgePlan, members: int, partition_count: int) -> SenderSpec:
     if pre is not None:
         spec.pre_mode, spec.operation, spec.absorbed_vertex = pre.mode, pre.operation, pre.absorbed_vertex
         spec.key_fn = pre.key_fn
+        if pre.route_key_fn is not None:
+            spec.route_key_fn, spec.route_edge_name = pre.route_key_fn, pre.route_edge
+            spec.partitioner = pre.route_partitioner
     return spec
 
 
@@ -340,8 +345,6 @@ def _target_base(spec: SenderSpec, g: int) -> tuple[int, int]:
     return (g // spec.ls) * spec.ld, spec.ld
 
 
-
-
 def _accumulate_into(acc: dict, spec: SenderSpec, batches: Iterable[list], counts: dict | None) -> None:
     op, key_fn = spec.operation, spec.key_fn
     received = 0
@@ -397,10 +400,15 @@ def accumulated_records(spec: SenderSpec, g: int, acc: dict) -> Iterator[Any]:
     buckets: dict[int, list] = {}
     if None in acc:
         raise null_key_error(spec.edge_name)
+    keys: Iterable[Any] = acc
+    if spec.route_key_fn is not None:  # co-partitioned: routed as the next edge routes the key's entry
+        keys = list(map(spec.route_key_fn, acc))
+        if None in keys:
+            raise null_key_error(spec.route_edge_name)
     if type(partitioner) in _BUILT_IN_PARTITIONERS:  # one loop over all keys
-        partitions: Iterable[int] = partitioner.get_partitions(acc, pc)
+        partitions: Iterable[int] = partitioner.get_partitions(keys, pc)
     else:
-        partitions = map(partitioner.get_partition, acc, repeat(pc))
+        partitions = map(partitioner.get_partition, keys, repeat(pc))
     for p, entry in zip(partitions, acc.items()):
         t = base + p % mod
         bucket = buckets.get(t)

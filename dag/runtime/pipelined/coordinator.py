@@ -157,7 +157,7 @@ class PipelinedRun:
         from dag.planner import plan_dag
 
         config = engine.config.model_copy(update={"pre_aggregate": False, "fuse_accumulate": False,
-                                                  "deal_driver_sources": False})
+                                                  "co_partition": False, "deal_driver_sources": False})
         plan = plan_dag(dag, config, engine.members, engine.default_local_parallelism)
         total = engine.spark.sparkContext.defaultParallelism
         layout = make_layout(plan, task_count(total, engine.members))
