@@ -30,6 +30,7 @@ from jetspark_base.errors import JobFailedError
 from dag.planner.physical_plan import EdgeOp, EdgePlan, PhysicalPlan, Route, StagePlan, VertexKind, VertexPlan
 from dag.runtime.staged.dealer import TOPIC as DEAL_TOPIC
 from dag.runtime.staged.dealer import Dealer
+from dag.runtime.common.driver_collections import gc_paused
 from dag.runtime.common.driver_topics import slice_bounds
 from dag.runtime.common.failures import encode_failure, mark_origin
 from dag.runtime.common.logforward import driver_level
@@ -50,6 +51,23 @@ def target_partition(key: int) -> int:
 
 def _all_items(items: Iterator[Any]) -> Iterator[Any]:
     return items
+
+
+def _collected(sc: Any, rdd: Any, partitions: list[int]) -> list:
+    """``sc.runJob(rdd, _all_items, partitions)`` with the collector paused while the driver unpickles the results
+    (``gc_paused``), not while the job runs. PySpark's ``runJob`` does both in one call, so this makes its two
+    steps itself, through the internals that ``runJob`` uses; without them it is ``runJob``."""
+    try:
+        from pyspark.util import _load_from_socket
+
+        mapped = rdd.mapPartitions(_all_items)
+        run, java_rdd, deserializer = sc._jvm.PythonRDD.runJob, mapped._jrdd, mapped._jrdd_deserializer  # noqa: SLF001
+        java_context = sc._jsc.sc()  # noqa: SLF001
+    except (ImportError, AttributeError):  # another PySpark: its own runJob
+        return sc.runJob(rdd, _all_items, partitions)
+    sock_info = run(java_context, java_rdd, partitions)
+    with gc_paused(), _load_from_socket(sock_info, deserializer) as stream:
+        return list(stream)
 
 
 _UNMARKED = (EdgeOp.FUSED, EdgeOp.ACCUMULATE_FUSED, EdgeOp.COALESCE)
@@ -323,7 +341,7 @@ class PlanRun:
         them one by one) while the driver holds at most one group's output at a time."""
         n, step = rdd.getNumPartitions(), max(1, self.sc.defaultParallelism)
         for start in range(0, n, step):
-            yield self.sc.runJob(rdd, _all_items, list(range(start, min(n, start + step))))
+            yield _collected(self.sc, rdd, list(range(start, min(n, start + step))))
 
     def _fill_collection(self, vp: VertexPlan, rdd: Any) -> None:
         """Write the sink's items into its driver-side list or map, a group's list at a time (a map journals
