@@ -57,6 +57,8 @@ def describe_edge_op(ep: EdgePlan, partition_count: int, members: int = 1) -> st
         partitioner = ""
         if ep.route in (Route.PARTITIONED_LOCAL, Route.PARTITIONED_ALL, Route.PARTITIONED_MEMBER):
             chosen = getattr(ep.edge, "partitioner", None)
+            if ep.pre_aggregation is not None and ep.pre_aggregation.route_key_fn is not None:
+                chosen = ep.pre_aggregation.route_partitioner  # co-partitioned: the next edge's, on the key part
             name = repr(chosen) if chosen is not None else "Partitioner.default()"
             if getattr(ep.edge, "is_all_to_one", False):
                 name = "all_to_one"

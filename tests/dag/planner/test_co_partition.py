@@ -59,6 +59,7 @@ def test_co_partition_when_next_edge_keys_by_part_of_the_key_then_aggregator_and
     assert p.stage_of("tf").id == p.stage_of("by-word").id == p.stage_of("sink").id
     assert sum(ep.op is EdgeOp.PARTITION_BY for ep in p.edges) == 1
     assert "routed by the key part of" in p.explain() and "co_partition=on" in p.explain()
+    assert "partition = Partitioner.default() of 271" in p.explain()  # the next edge's, not HASH_CODE
 
 
 def test_co_partition_when_two_stage_aggregation_then_the_map_side_combine_is_routed():
