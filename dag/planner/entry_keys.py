@@ -87,7 +87,7 @@ def _reads_only_entry_key(fn: Any) -> bool:
     code = getattr(fn, "__code__", None)
     if code is None or not inspect.isfunction(fn) or fn.__closure__ or fn.__defaults__ or fn.__kwdefaults__:
         return False
-    if (code.co_argcount != 1 or code.co_posonlyargcount > 1 or code.co_kwonlyargcount or code.co_freevars
+    if (code.co_argcount != 1 or code.co_kwonlyargcount or code.co_freevars
             or code.co_cellvars or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
                                                     | inspect.CO_GENERATOR | inspect.CO_COROUTINE)):
         return False
