@@ -192,7 +192,7 @@ def _try_co_partition(agg: VertexPlan, info: AggregatorInfo, vertices: dict[str,
         return False
     into, out = agg.inbound[0], agg.outbound[0]
     pre = into.pre_aggregation
-    if pre is None or into.route not in _ONE_MEMBER_ROUTES or pre.route_key_fn is not None:
+    if pre is None or into.route not in _ONE_MEMBER_ROUTES:
         return False
     if not (info.kind == "accumulate" or info.map_to_output_fn is entry):
         return False  # the entries' key is the aggregation key only for entry outputs

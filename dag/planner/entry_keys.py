@@ -54,18 +54,18 @@ def key_part(fn: Callable[[Any], Any]) -> Callable[[Any], Any] | None:
     >>> key_part(lambda e: (e[0], e[1])) is None
     True
     """
+    from processors.aggregate.operation import identity
     from processors.api.functions import entry_key
 
     if fn is entry_key:
-        return _identity
-    if not _reads_only_entry_key(fn):
+        return identity
+    if getattr(fn, "__code__", None) is None or not inspect.isfunction(fn):
         return None
-    item = _subscript_of_key(fn)
+    instructions = [i for i in dis.get_instructions(fn) if i.opname != "CACHE"]
+    if not _reads_only_entry_key(fn, instructions):
+        return None
+    item = _subscript_of_key(instructions)
     return _KeyPart(fn) if item is None else itemgetter(item)  # e[0][i]: one C call per key
-
-
-def _identity(key: Any) -> Any:
-    return key
 
 
 class _KeyPart:
@@ -83,16 +83,15 @@ class _KeyPart:
         return (_KeyPart, (self.fn,))
 
 
-def _reads_only_entry_key(fn: Any) -> bool:
-    code = getattr(fn, "__code__", None)
-    if code is None or not inspect.isfunction(fn) or fn.__closure__ or fn.__defaults__ or fn.__kwdefaults__:
+def _reads_only_entry_key(fn: Any, instructions: list) -> bool:
+    code = fn.__code__
+    if fn.__closure__ or fn.__defaults__ or fn.__kwdefaults__:
         return False
     if (code.co_argcount != 1 or code.co_kwonlyargcount or code.co_freevars
             or code.co_cellvars or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
                                                     | inspect.CO_GENERATOR | inspect.CO_COROUTINE)):
         return False
     argument = code.co_varnames[0]
-    instructions = [i for i in dis.get_instructions(fn) if i.opname != "CACHE"]
     for n, ins in enumerate(instructions):
         if ins.opname == "LOAD_GLOBAL":
             if not _pure_builtin(fn, ins.argval):
@@ -106,9 +105,9 @@ def _reads_only_entry_key(fn: Any) -> bool:
     return True
 
 
-def _subscript_of_key(fn: Any) -> Any:
-    """``i`` when ``fn`` is exactly ``lambda e: e[0][i]`` with a constant int or str ``i``, else None."""
-    ops = [(i.opname, i.argval) for i in dis.get_instructions(fn) if i.opname not in ("RESUME", "CACHE", "NOP")]
+def _subscript_of_key(instructions: list) -> Any:
+    """``i`` when the function is exactly ``lambda e: e[0][i]`` with a constant int or str ``i``, else None."""
+    ops = [(i.opname, i.argval) for i in instructions if i.opname not in ("RESUME", "NOP")]
     if len(ops) != 6 or [op for op, _ in ops] != ["LOAD_FAST", "LOAD_CONST", "BINARY_SUBSCR", "LOAD_CONST",
                                                   "BINARY_SUBSCR", "RETURN_VALUE"]:
         return None
