@@ -9,9 +9,26 @@ of the median (in such a window a pipeline paced at 80% of its maximum has no sp
 behind). One process shows what the machine lends a single thread; two processes (one per core on a 2-core
 machine) what it lends a whole ``local[2]`` job.
 
+``--paced 50,70,80`` measures what that unsteadiness does to latency, with no engine, no I/O and no garbage:
+**the machine's floor at a given load.** Each of ``--procs`` processes (the largest count given) runs a queue of
+fixed work items (:data:`ITEM` loop iterations each) the way jetspark's task scheduler runs its rounds:
+
+- first unpaced, three times (each process takes items as fast as it finishes them), giving the loop's maximum
+  (the median of the three);
+- then paced at each ``N%`` of that maximum: item ``i`` is due at ``i / rate``, every round takes every item due
+  (at most 1,024, the default queue size of an edge), and an item's latency is the end of its round minus its
+  due time, over ``--seconds`` after ``--warmup`` seconds left out.
+
+This is ``bench_streaming.py --rate``'s measurement (due -> done, "80%" of the median of three unpaced runs)
+without the pipeline, so its percentiles are a lower bound for any program's at that load on this machine.
+Rounds run back to back while anything is due, as jetspark's scheduler does; ``--sleep`` makes an idle loop
+sleep until its next item is due instead. Each load also prints the share of the time spent in rounds that had
+items: the loop's utilisation, which is the load only if a paced round costs what an unpaced one does.
+
 Usage::
 
     .venv/bin/python bench/bench_machine.py [--seconds 30] [--window 0.1] [--procs 1,2]
+    .venv/bin/python bench/bench_machine.py --paced 50,70,80 [--procs 2] [--seconds 5] [--warmup 2] [--sleep]
 """
 
 from __future__ import annotations
@@ -21,6 +38,7 @@ import multiprocessing
 import os
 import statistics
 import time
+from array import array
 
 ROUND = 2_000
 """Loop iterations per round of work (about 50 us of CPython 3.11 on this machine)."""
@@ -46,6 +64,101 @@ def _worker(args: tuple[float, float]) -> list[int]:
     return rounds_per_window(*args)
 
 
+ITEM = 100
+"""Loop iterations per work item of ``--paced`` (about 3 us of CPython 3.11 here, near a pipelined task's cost
+per item)."""
+BATCH = 1_024
+"""Items one round takes at most (the default queue size of an edge)."""
+
+
+def _work(items: int) -> None:
+    total = 0
+    for i in range(items * ITEM):
+        total += i
+
+
+def queue_run(rate: float | None, seconds: float, warmup: float, sleep: bool) -> tuple[array, float]:
+    """One process's queue of work items for ``warmup + seconds``: unpaced (``rate=None``: :data:`BATCH` items
+    per round, due when the round starts, until the time is up) or paced at ``rate`` items/s (every item due in
+    that time is done, however late: one left out would hide its wait). Returns the latencies (due -> end of the
+    item's round, microseconds) of the items due after ``warmup``, and the share of the time spent in rounds
+    that had items (the loop's utilisation)."""
+    clock = time.perf_counter_ns
+    start = clock()
+    end, measured_from = start + int((warmup + seconds) * 1e9), start + int(warmup * 1e9)
+    interval, total = (1e9 / rate, int(rate * (warmup + seconds))) if rate else (0.0, 0)
+    latencies, done, busy = array("q"), 0, 0
+    while True:
+        now = clock()
+        if rate is None:
+            if now >= end:
+                break
+            due = [now] * BATCH
+        else:
+            if done >= total:
+                break
+            n = min(BATCH, total - done, int((now - start) / interval) + 1 - done)
+            if n <= 0:
+                if sleep:
+                    time.sleep((start + done * interval - now) / 1e9)
+                continue
+            due = [start + int(j * interval) for j in range(done, done + n)]
+        _work(len(due))
+        finished = clock()
+        busy += finished - now
+        latencies.extend((finished - d) // 1000 for d in due if d >= measured_from)
+        done += len(due)
+    return latencies, busy / (clock() - start)
+
+
+def _queue_worker(args: tuple) -> tuple[array, float]:
+    return queue_run(*args)
+
+
+class BareLoop:
+    """The queue of :func:`queue_run` in ``procs`` processes of ``pool`` at once (one per core, as the tasks of a
+    ``local[2]`` job): its maximum, then its latency at a percentage of it (``--paced``; also the "bare loop"
+    column of ``bench_streaming.py --rate``)."""
+
+    def __init__(self, pool, procs: int, seconds: float, warmup: float, sleep: bool = False):
+        self.pool, self.procs, self.seconds, self.warmup, self.sleep = pool, procs, seconds, warmup, sleep
+        self.maximum: float | None = None
+
+    def run(self, rate: float | None) -> list[tuple[array, float]]:
+        return self.pool.map(_queue_worker, [(rate, self.seconds, self.warmup, self.sleep)] * self.procs)
+
+    def measure_maximum(self, report=print) -> float:
+        """Items/s per process: the median of three unpaced runs (each reported)."""
+        maxima = []
+        for _ in range(3):
+            maxima.append(statistics.mean(len(lat) / self.seconds for lat, _ in self.run(None)))
+            report(f"bare loop, unpaced: {maxima[-1]:,.0f} items/s per process")
+        self.maximum = statistics.median(maxima)
+        return self.maximum
+
+    def at_load(self, percent: float) -> tuple[list[int], list[float]]:
+        """Sorted latencies (microseconds) of every process's items at ``percent`` of the maximum, and each
+        process's utilisation."""
+        top = self.maximum if self.maximum is not None else self.measure_maximum()
+        runs = self.run(top * percent / 100)
+        return sorted(x for lat, _ in runs for x in lat), [share for _, share in runs]
+
+
+def paced_floor(loop: BareLoop, percents: list[float]) -> None:
+    """Print the loop's maximum, then its latency percentiles and utilisation at each percentage of it."""
+    top = loop.measure_maximum(lambda line: print(line, flush=True))
+    print(f"maximum: {top:,.0f} items/s per process (median of three), {loop.procs} process(es); "
+          f"{'sleeping' if loop.sleep else 'running rounds back to back'} when nothing is due", flush=True)
+    print("| load | items/s per process | due -> done p50 / p99 / p99.9 / max ms | time in rounds with items |\n"
+          "|---|---|---|---|")
+    for percent in percents:
+        latencies, busy = loop.at_load(percent)
+        ms = " / ".join(f"{latencies[min(len(latencies) - 1, int(q * len(latencies)))] / 1000:.2f}"
+                        for q in (0.5, 0.99, 0.999, 1.0))
+        print(f"| {percent:g}% | {top * percent / 100:,.0f} | {ms} | {', '.join(f'{100 * b:.0f}%' for b in busy)} |",
+              flush=True)
+
+
 def summary(counts: list[int]) -> str:
     """Minimum, median and maximum rate as fractions of the median, and the share of windows under 80% of it."""
     median = statistics.median(counts)
@@ -58,9 +171,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=30.0, help="seconds of each measurement")
     parser.add_argument("--window", type=float, default=0.1, help="seconds per window")
-    parser.add_argument("--procs", default="1,2", help="comma list of process counts, measured one after another")
+    parser.add_argument("--procs", default="1,2", help="comma list of process counts, measured one after another "
+                                                       "(--paced: the largest, all at once)")
+    parser.add_argument("--paced", help="comma list of loads in percent of the queue's maximum, e.g. 50,70,80: the "
+                                        "latency of fixed work paced at that load (the machine's floor)")
+    parser.add_argument("--warmup", type=float, default=2.0, help="--paced: seconds of each run left out")
+    parser.add_argument("--sleep", action="store_true", help="--paced: an idle loop sleeps until its next item is due")
     args = parser.parse_args(argv)
     print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())}; {os.cpu_count()} cores")
+    if args.paced:
+        procs = max(int(p) for p in args.procs.split(","))
+        with multiprocessing.Pool(procs) as pool:
+            paced_floor(BareLoop(pool, procs, args.seconds, args.warmup, args.sleep),
+                        [float(p) for p in args.paced.split(",")])
+        print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+        return 0
     for procs in (int(p) for p in args.procs.split(",")):
         with multiprocessing.Pool(procs) as pool:
             per_proc = pool.map(_worker, [(args.seconds, args.window)] * procs)

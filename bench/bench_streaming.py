@@ -18,7 +18,8 @@ Three figures, printed side by side (``local[2]`` unless ``--master`` says other
    measures): p50/p99/p99.9 of due -> measuring processor over ``--seconds``, after ``--warmup`` seconds left
    out (the job's first items meet processors still starting), and per hop (/2). Several rates
    (``--rate 10000,100000,80%``; "80%" of the median of three unpaced runs) print the latency curve with where
-   the tail comes from
+   the tail comes from and, beside each ``N%``, the same load on a bare loop with no pipeline
+   (``bench_machine.BareLoop``: what the machine alone gives at that load)
    (``latency_curve.py``; ``--curve-only`` runs only that, ``--plot FILE.svg`` draws it).
    Structured Streaming: the ``rate`` source at the same rate -> the map (Python UDF) -> ``foreachBatch``,
    trigger 0 s; a row's latency is the time its batch's result reached the sink minus its creation timestamp,
@@ -39,6 +40,7 @@ from __future__ import annotations
 import argparse
 import functools
 import gc
+import multiprocessing
 import os
 import statistics
 import sys
@@ -55,6 +57,8 @@ sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).res
 from dag import DAG, Engine, EngineConfig, ExecutionMode, JobConfig  # noqa: E402
 from edges import between  # noqa: E402
 from processors import Processor, aggregate_by_key_p, counting, map_p, write_list_p  # noqa: E402
+
+import bench_machine  # noqa: E402
 
 PIPELINED = JobConfig(execution_mode=ExecutionMode.PIPELINED)
 STAGED = JobConfig(execution_mode=ExecutionMode.STAGED)
@@ -530,9 +534,17 @@ def latency_curve(engine: Engine, args: argparse.Namespace) -> list:
 
     jetspark_latency(engine, 1000, 1.0, 0.5)  # warm-up: Python workers and imports
     rates = lc.parse_rates(args.rate, maximum)
-    print(lc.format_curve([]), flush=True)
-    measure = functools.partial(jetspark_latency, probe=args.probe, threaded_source=args.threaded_source)
-    points = lc.sweep(engine, rates, args.seconds, args.warmup, measure, machine_hop_latency, percentiles)
+    entries = [e.strip() for e in args.rate.split(",") if e.strip()]
+    loads = {rate: float(e[:-1]) for e, rate in zip(entries, rates) if e.endswith("%")}
+    with multiprocessing.get_context("spawn").Pool(2) as pool:  # one bare loop per task of the measured job
+        loop = bench_machine.BareLoop(pool, 2, args.seconds, args.warmup)
+        if loads:
+            print(f"bare loop's maximum (median of three): {loop.measure_maximum():,.0f} items/s per process",
+                  flush=True)
+        print(lc.format_curve([]), flush=True)
+        measure = functools.partial(jetspark_latency, probe=args.probe, threaded_source=args.threaded_source)
+        points = lc.sweep(engine, rates, args.seconds, args.warmup, measure, machine_hop_latency, percentiles,
+                          lambda rate: loop.at_load(loads[rate])[0] if rate in loads else None)
     print(f"load average after the curve: {load_average()}")
     print(lc.format_curve(points))
     if args.plot:

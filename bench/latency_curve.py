@@ -17,6 +17,10 @@ parts of the p99 that tell where a tail comes from:
 
 Next to each rate the **machine's floor** is measured: a plain-Python TCP hop between two processes at the
 same rate (``bench_streaming.machine_hop_latency``), the tail any hop gets from the machine's scheduler then.
+Next to each ``N%`` rate, the **bare loop at the same load** (``bench_machine.BareLoop``): fixed work, no
+pipeline, in one process per task, paced at ``N%`` of its own maximum (measured right after the pipeline's), due
+-> done. The hop runs far below the machine's capacity; the bare loop runs as near to it as the pipeline does, so
+its tail is what the machine's unsteady speed alone gives any program at that load.
 With ``--probe`` a thread in each measuring process sleeps 1 ms at a time and records how late it wakes (the
 wait for the GIL and a core that any thread waking there has then); :func:`probe_report` prints its percentiles
 and, for the worst 100 ms windows of the items' latency, the probe's longest wait in the same window.
@@ -47,6 +51,7 @@ class CurvePoint:
     gc: tuple[int, float, float]          # collections, total ms, longest ms
     floor: tuple[float, float, float]     # plain TCP hop p50/p99/p99.9, ms
     load: float
+    bare_loop: tuple[float, float, float] | None = None  # the bare loop at the same load, due -> done, ms
 
 
 def parse_rates(text: str, maximum: Callable[[], float]) -> list[int]:
@@ -61,8 +66,10 @@ def parse_rates(text: str, maximum: Callable[[], float]) -> list[int]:
     return [int(top * float(e[:-1]) / 100) if e.endswith("%") else int(e) for e in entries]
 
 
-def point(offered: int, run, floor_us: list[float], percentiles: Callable) -> CurvePoint:
-    """A :class:`CurvePoint` from a ``bench_streaming.LatencyRun`` and the floor's latencies (microseconds)."""
+def point(offered: int, run, floor_us: list[float], percentiles: Callable,
+          bare_loop_us: list[int] | None = None) -> CurvePoint:
+    """A :class:`CurvePoint` from a ``bench_streaming.LatencyRun``, the floor's latencies and the bare loop's
+    (microseconds; ``None`` for a rate given in items/s)."""
     total = percentiles(run.total)
     pauses = [seconds * 1000 for _, seconds in run.gc]
     return CurvePoint(
@@ -70,17 +77,19 @@ def point(offered: int, run, floor_us: list[float], percentiles: Callable) -> Cu
         parts_p99={name: percentiles(values)[1] / 1000 for name, values in run.parts.items() if values},
         gc=(len(pauses), sum(pauses), max(pauses, default=0.0)),
         floor=tuple(v / 1000 for v in percentiles(floor_us)),  # type: ignore[arg-type]
-        load=os.getloadavg()[0])
+        load=os.getloadavg()[0],
+        bare_loop=None if bare_loop_us is None else tuple(v / 1000 for v in percentiles(bare_loop_us)))
 
 
 def sweep(engine, rates: list[int], seconds: float, warmup: float, measure: Callable, floor: Callable,
-          percentiles: Callable) -> list[CurvePoint]:
-    """One point per rate: ``measure(engine, rate, seconds, warmup)`` (a ``LatencyRun``) and
-    ``floor(rate, seconds, warmup)`` (the plain hop's latencies)."""
+          percentiles: Callable, bare_loop: Callable[[int], list[int] | None] = lambda rate: None) -> list[CurvePoint]:
+    """One point per rate: ``measure(engine, rate, seconds, warmup)`` (a ``LatencyRun``),
+    ``floor(rate, seconds, warmup)`` (the plain hop's latencies) and ``bare_loop(rate)`` (the bare loop's at the
+    same load, or ``None``)."""
     points = []
     for rate in rates:
         run = measure(engine, rate, seconds, warmup)
-        points.append(point(rate, run, floor(rate, seconds, warmup), percentiles))
+        points.append(point(rate, run, floor(rate, seconds, warmup), percentiles, bare_loop(rate)))
         print(format_curve(points[-1:], header=False), flush=True)
         if run.probe:
             print(probe_report(run.probe, run.arrivals), flush=True)
@@ -115,14 +124,16 @@ def format_curve(points: list[CurvePoint], header: bool = True) -> str:
     lines = []
     if header:
         lines += ["| offered/s | delivered/s | per hop p50 / p99 / p99.9 | p99 of: pacing, hop1, hop2 local, "
-                  "hop2 remote | gc: n, total, longest ms | plain TCP hop p50 / p99 / p99.9 | load |",
-                  "|---|---|---|---|---|---|---|"]
+                  "hop2 remote | gc: n, total, longest ms | plain TCP hop p50 / p99 / p99.9 | bare loop at the same "
+                  "load, due -> done p50 / p99 / p99.9 | load |",
+                  "|---|---|---|---|---|---|---|---|"]
     for p in points:
+        bare = "-" if p.bare_loop is None else " / ".join(f"{v:.2f}" for v in p.bare_loop)
         parts = ", ".join(f"{p.parts_p99.get(k, math.nan):.2f}" for k in ("pacing", "hop1", "hop2 local",
                                                                          "hop2 remote"))
         lines.append(f"| {p.offered:,} | {p.delivered:,.0f} | {' / '.join(f'{v:.2f}' for v in p.per_hop)} | {parts} "
                      f"| {p.gc[0]}, {p.gc[1]:.0f}, {p.gc[2]:.1f} | {' / '.join(f'{v:.2f}' for v in p.floor)} "
-                     f"| {p.load:.1f} |")
+                     f"| {bare} | {p.load:.1f} |")
     return "\n".join(lines)
 
 
