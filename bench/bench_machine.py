@@ -20,7 +20,9 @@ fixed work items (:data:`ITEM` loop iterations each) the way jetspark's task sch
   due time, over ``--seconds`` after ``--warmup`` seconds left out.
 
 This is ``bench_streaming.py --rate``'s measurement (due -> done, "80%" of the median of three unpaced runs)
-without the pipeline, so its percentiles are a lower bound for any program's at that load on this machine.
+without the pipeline: its percentiles show what the machine's unsteady speed alone gives a program that runs
+that near to the maximum it measured a moment before. (Its processes are independent, so a slow core delays only
+its own items; a partitioned pipeline's tasks wait for each other through back-pressure.)
 Rounds run back to back while anything is due, as jetspark's scheduler does; ``--sleep`` makes an idle loop
 sleep until its next item is due instead. Each load also prints the share of the time spent in rounds that had
 items: the loop's utilisation, which is the load only if a paced round costs what an unpaced one does.
