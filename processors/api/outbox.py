@@ -37,7 +37,7 @@ from typing import Any, Sequence
 
 from jetspark_base.errors import DagValidationError, ProcessorContractError
 
-__all__ = ["Outbox", "offer_each"]
+__all__ = ["Outbox", "offer_each", "contains_none"]
 
 _NO_ITEM = object()
 _EMPTY: frozenset = frozenset()
@@ -62,6 +62,19 @@ def _same(a: Any, b: Any) -> bool:
         return bool(a == b)
     except Exception:  # e.g. array-like items whose == is not a bool
         return False
+
+
+def contains_none(items: Sequence[Any]) -> bool:
+    """Whether ``items`` holds ``None``, in one C-level scan. Also True when an item's ``==`` gives no bool (numpy
+    arrays): the caller then looks at the items one by one, by identity.
+
+    >>> contains_none([1, None]), contains_none(("a", "b"))
+    (True, False)
+    """
+    try:
+        return None in items
+    except Exception:  # noqa: BLE001 - an item's == raised: let the caller check by identity
+        return True
 
 
 def offer_each(offer: Any, items: Sequence[Any], start: int, ordinal: Any) -> int:
@@ -168,14 +181,9 @@ class Outbox:
         if (start == 0 and self._pending is _NO_ITEM and not self._refused and not self._blocked
                 and (ordinal == -1 or ordinal == 0) and ordinal.__class__ is int and len(self._buckets) == 1):
             bucket = self._buckets[0]  # the common case (one edge, all items fit) in as few steps as possible
-            if len(bucket) + len(items) <= self._capacities[0]:
-                try:
-                    has_none = not no_none and None in items
-                except Exception:  # items whose == is not a bool: the general path checks them one by one
-                    has_none = True
-                if not has_none:
-                    bucket.extend(items)
-                    return len(items)
+            if len(bucket) + len(items) <= self._capacities[0] and (no_none or not contains_none(items)):
+                bucket.extend(items)
+                return len(items)
         if self._pending is not _NO_ITEM:  # a refused item must be offered again first
             if start >= len(items) or not self.offer(items[start], ordinal):
                 return start
@@ -195,11 +203,7 @@ class Outbox:
         if room <= 0:
             return start
         chunk = items if start == 0 and len(items) <= room else items[start:start + room]
-        try:
-            has_none = False if no_none else None in chunk
-        except Exception:  # items whose == is not a bool (e.g. arrays): check them one by one
-            return self._offer_each(items, start, ordinal)
-        if has_none:
+        if not no_none and contains_none(chunk):  # the per-item path checks them one by one
             return self._offer_each(items, start, ordinal)
         for bucket in targets:
             bucket.extend(chunk)

@@ -43,6 +43,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from jetspark_base.errors import ProcessorContractError
 from processors.api.inbox import Inbox
+from processors.api.outbox import contains_none
 from processors.api.traverser import Traverser, _IteratorTraverser, to_traverser
 
 __all__ = ["Processor", "AbstractProcessor", "FlatMapper", "BatchTransform"]
@@ -302,11 +303,7 @@ class AbstractProcessor(Processor):
             # the next call continues there. A None item takes the per-item path below, which raises the
             # traverser's own error at that item.
             items = t._items
-            try:
-                has_none = None in items
-            except Exception:  # items whose == is not a bool: the per-item path
-                has_none = True
-            if not has_none:
+            if not contains_none(items):
                 start = t._position
                 end = self._outbox.offer_many(items, start, ordinal, no_none=True)
                 if end != start:

@@ -48,6 +48,7 @@ from jetspark_base.errors import DagValidationError
 from processors.aggregate.operation import AggregateOperation, identity
 from processors.api.functions import entry, entry_key, whole_item
 from processors.api.inbox import Inbox
+from processors.api.outbox import contains_none
 from processors.api.processor import Processor
 from processors.library.stateless import BuiltinSupplier, check_callable, fn_name
 
@@ -121,7 +122,7 @@ class _Accumulating(Processor):
             outputs = self._outputs = [*self._leftover, *results] if self._leftover else results
             self._leftover = ()
             self._position = 0
-        self._position = self._outbox.offer_many(outputs, self._position)
+        self._position = self._outbox.offer_many(outputs, self._position, no_none=True)  # None dropped above
         return self._position == len(outputs)
 
     def save_to_snapshot(self) -> bool:
@@ -383,11 +384,7 @@ def without_none(results: Iterable[Any]) -> list:
     [1, 2]
     """
     results = results if results.__class__ is list else list(results)  # type: ignore[assignment]
-    try:
-        has_none = None in results
-    except Exception:  # items whose == is not a bool (arrays): compare by identity, one by one
-        has_none = True
-    return [r for r in results if r is not None] if has_none else results  # type: ignore[return-value]
+    return [r for r in results if r is not None] if contains_none(results) else results  # type: ignore[return-value]
 
 
 def _check_op(factory: str, op: Any) -> None:
