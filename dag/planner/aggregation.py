@@ -183,30 +183,29 @@ def _try_fuse_accumulate(acc: VertexPlan, info: AggregatorInfo, vertices: dict[s
 _ONE_MEMBER_ROUTES = (Route.PARTITIONED_LOCAL, Route.PARTITIONED_ALL)
 
 
-def _try_co_partition(agg: VertexPlan, info: AggregatorInfo, vertices: dict[str, VertexPlan]) -> bool:
-    """Rewrite 3 of the module docstring, on one member; True when applied."""
+def _try_co_partition(agg: VertexPlan, info: AggregatorInfo, vertices: dict[str, VertexPlan]) -> None:
+    """Rewrite 3 of the module docstring, on one member, where it applies."""
     from dag.planner.entry_keys import key_part
     from processors.api.functions import entry
 
     if len(agg.inbound) != 1 or len(agg.outbound) != 1 or agg.persisted:
-        return False
+        return
     into, out = agg.inbound[0], agg.outbound[0]
     pre = into.pre_aggregation
     if pre is None or into.route not in _ONE_MEMBER_ROUTES:
-        return False
+        return
     if not (info.kind == "accumulate" or info.map_to_output_fn is entry):
-        return False  # the entries' key is the aggregation key only for entry outputs
+        return  # the entries' key is the aggregation key only for entry outputs
     consumer = vertices[out.dest]
     if (out.op is not EdgeOp.PARTITION_BY or out.route not in _ONE_MEMBER_ROUTES or out.aligned
             or out.pre_aggregation is not None or out.edge.is_all_to_one
             or consumer.total_parallelism != agg.total_parallelism):
-        return False
+        return
     part = key_part(out.edge.key_fn)
     if part is None:
-        return False
+        return
     pre.route_key_fn, pre.route_edge = part, out.label
     pre.route_partitioner = out.edge.partitioner or Partitioner.default()
     out.op = EdgeOp.FUSED
     out.reason = (f"co-partitioned: {into.label} already routes each key to the processor its entry goes to "
                   "(EngineConfig.co_partition)")
-    return True
