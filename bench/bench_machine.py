@@ -27,6 +27,11 @@ Rounds run back to back while anything is due, as jetspark's scheduler does; ``-
 sleep until its next item is due instead. Each load also prints the share of the time spent in rounds that had
 items: the loop's utilisation, which is the load only if a paced round costs what an unpaced one does.
 
+:class:`SpeedProbe` watches the cores' speed while something else runs (``bench_streaming.py --rate`` puts it
+beside every run): one process pinned to each CPU times a fixed loop by its own CPU time every 20 ms. It showed
+that each vCPU of this machine runs at one of two speeds 1.6x apart, switching every few hundred milliseconds to
+seconds, which moves "the maximum" and every percentage of it (bench/README).
+
 Usage::
 
     .venv/bin/python bench/bench_machine.py [--seconds 30] [--window 0.1] [--procs 1,2]
@@ -36,6 +41,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import math
 import multiprocessing
 import os
 import statistics
@@ -159,6 +165,96 @@ def paced_floor(loop: BareLoop, percents: list[float]) -> None:
                         for q in (0.5, 0.99, 0.999, 1.0))
         print(f"| {percent:g}% | {top * percent / 100:,.0f} | {ms} | {', '.join(f'{100 * b:.0f}%' for b in busy)} |",
               flush=True)
+
+
+PROBE_LOOP = 3_000
+"""Loop iterations the speed probe times (about 80 us of CPython 3.11 on this machine at its faster speed, about
+130 us at its slower one)."""
+PROBE_EVERY = 0.02
+"""Seconds between two timings of the speed probe (under 1% of a core)."""
+
+
+def _probe_cpu(cpu: int, ready, stop, samples) -> None:
+    """Pinned to ``cpu``, time :data:`PROBE_LOOP` iterations by this thread's CPU time (so a wait for the core is
+    not counted) every :data:`PROBE_EVERY` seconds until ``stop``; send ``[(monotonic ns, loop ns)]``."""
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {cpu})
+    rows = array("q")
+    ready.set()
+    while not stop.wait(PROBE_EVERY):
+        start, at = time.thread_time_ns(), time.monotonic_ns()
+        total = 0
+        for i in range(PROBE_LOOP):
+            total += i
+        rows.extend((at, time.thread_time_ns() - start))
+    samples.send(rows)
+
+
+class SpeedProbe:
+    """How fast each core runs the same work while something else is measured: a context manager that keeps one
+    process pinned to each CPU, timing a fixed loop (:data:`PROBE_LOOP` iterations, by its own CPU time) every
+    :data:`PROBE_EVERY` seconds. The loop's time moves only with the core's speed, not with the load on it (a wait
+    for the core is not counted), so it tells whether a run had the machine that an earlier run measured.
+
+    On this machine (a 2-vCPU virtual machine) the loop takes either about 80 us or about 130 us, switching
+    between the two every few hundred milliseconds to seconds, on either core independently, and a pipelined
+    task's cost per item follows it (bench/README). On an idle core it mostly reads slow (the core's clock is
+    low until work keeps it busy), so its figures mean something only beside a run that keeps the cores busy.
+
+    >>> with SpeedProbe() as probe:
+    ...     time.sleep(0.2)
+    >>> sorted(probe.loop_us()) == probe.cpus
+    True
+    """
+
+    def __init__(self):
+        self.cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [0]
+        self.samples: dict[int, list[tuple[int, int]]] = {}
+
+    def __enter__(self) -> "SpeedProbe":
+        context = multiprocessing.get_context("spawn")
+        self._stop = context.Event()
+        self._procs = []
+        for cpu in self.cpus:
+            ready, (receive, send) = context.Event(), context.Pipe(duplex=False)
+            proc = context.Process(target=_probe_cpu, args=(cpu, ready, self._stop, send), daemon=True)
+            proc.start()
+            self._procs.append((cpu, proc, receive))
+            if not ready.wait(30):
+                raise RuntimeError(f"the speed probe for CPU {cpu} did not start within 30 s")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        for cpu, proc, receive in self._procs:
+            rows = receive.recv() if receive.poll(10) else array("q")
+            self.samples[cpu] = list(zip(rows[::2], rows[1::2]))
+            proc.join(10)
+            if proc.is_alive():
+                proc.kill()
+
+    def loop_us(self, quantile: float = 0.5) -> dict[int, float]:
+        """The loop's time per CPU at ``quantile`` of its timings (the median by default), microseconds."""
+        out = {}
+        for cpu, rows in self.samples.items():
+            times = sorted(ns for _, ns in rows)
+            if times:
+                out[cpu] = times[min(len(times) - 1, int(quantile * len(times)))] / 1000
+        return out
+
+    def off_windows(self, reference: dict[int, float], factor: float = 1.25, window: float = 0.1) -> float:
+        """The share of ``window``-second windows in which some CPU's median timing was over ``factor`` times
+        slower or faster than its ``reference`` (microseconds per CPU, e.g. ``loop_us()`` of the run compared
+        with). At 80% of a maximum, a core 1.25x slower than when the maximum was measured has no spare capacity
+        left; one 1.25x faster makes the load lighter than it says."""
+        per_window: dict[int, dict[int, list[int]]] = {}
+        for cpu, rows in self.samples.items():
+            for at, ns in rows:
+                per_window.setdefault(int(at / (window * 1e9)), {}).setdefault(cpu, []).append(ns)
+        off = sum(1 for cpus in per_window.values()
+                  if any(not 1 / factor <= statistics.median(times) / 1000 / reference[cpu] <= factor
+                         for cpu, times in cpus.items() if cpu in reference))
+        return off / len(per_window) if per_window else math.nan
 
 
 def summary(counts: list[int]) -> str:

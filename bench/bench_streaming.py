@@ -38,7 +38,6 @@ Run: ``.venv/bin/python bench/bench_streaming.py [--items N] [--ss-rows N] [--ra
 from __future__ import annotations
 
 import argparse
-import functools
 import gc
 import multiprocessing
 import os
@@ -304,6 +303,7 @@ class LatencyRun:
     gc: list[tuple[int, float]]
     probe: list[tuple[int, int]] = field(default_factory=list)  # (when ns, late us) of the wake probes
     arrivals: list[tuple[int, int]] = field(default_factory=list)  # (arrival ns, latency us), with --probe
+    speed: str | None = None  # the speed probe beside the run (format_speed)
 
 
 def jetspark_latency(engine: Engine, rate: int | None, seconds: float, warmup: float,
@@ -531,13 +531,27 @@ def latency_curve(engine: Engine, args: argparse.Namespace) -> list:
     """The latency curve over ``args.rate`` (``latency_curve.py``), printed, and drawn when ``args.plot``."""
     import latency_curve as lc
 
+    reference: dict[int, float] = {}  # the probe loop's median time per CPU during the maximum's runs, us
+
     def maximum() -> float:  # one unpaced run moves by a third between runs: the median of three
-        runs = [jetspark_latency(engine, None, args.seconds, args.warmup, threaded_source=args.threaded_source).rate
-                for _ in range(3)]
+        with bench_machine.SpeedProbe() as probe:
+            runs = [jetspark_latency(engine, None, args.seconds, args.warmup,
+                                     threaded_source=args.threaded_source).rate for _ in range(3)]
+        reference.update(probe.loop_us())
         top = statistics.median(runs)
         print(f"maximum throughput of the measured pipeline (unpaced source; median of "
-              f"{', '.join(f'{r:,.0f}' for r in runs)}): {top:,.0f} items/s", flush=True)
+              f"{', '.join(f'{r:,.0f}' for r in runs)}): {top:,.0f} items/s; the speed probe's loop meanwhile: "
+              f"{format_speed(reference, probe.off_windows(reference))}", flush=True)
         return top
+
+    def measure(engine: Engine, rate: int, seconds: float, warmup: float) -> LatencyRun:
+        """One point's run, with the speed probe beside it once the maximum's runs gave its reference."""
+        if not reference:
+            return jetspark_latency(engine, rate, seconds, warmup, args.probe, args.threaded_source)
+        with bench_machine.SpeedProbe() as probe:
+            run = jetspark_latency(engine, rate, seconds, warmup, args.probe, args.threaded_source)
+        run.speed = format_speed(probe.loop_us(), probe.off_windows(reference))
+        return run
 
     jetspark_latency(engine, 1000, 1.0, 0.5)  # warm-up: Python workers and imports
     rates = lc.parse_rates(args.rate, maximum)
@@ -549,7 +563,6 @@ def latency_curve(engine: Engine, args: argparse.Namespace) -> list:
             print(f"bare loop's maximum (median of three): {loop.measure_maximum():,.0f} items/s per process",
                   flush=True)
         print(lc.format_curve([]), flush=True)
-        measure = functools.partial(jetspark_latency, probe=args.probe, threaded_source=args.threaded_source)
         points = lc.sweep(engine, rates, args.seconds, args.warmup, measure, machine_hop_latency, percentiles,
                           lambda rate: loop.at_load(loads[rate])[0] if rate in loads else None)
     print(f"load average after the curve: {load_average()}")
@@ -561,6 +574,12 @@ def latency_curve(engine: Engine, args: argparse.Namespace) -> list:
         Path(args.plot).write_text(lc.curve_svg(points, title))
         print(f"wrote {args.plot}")
     return points
+
+
+def format_speed(loop_us: dict[int, float], off: float) -> str:
+    """``"122 / 80 us (37%)"``: the speed probe's median per CPU, and the share of 100 ms windows in which a CPU
+    ran over 1.25x slower or faster than during the maximum's runs."""
+    return f"{' / '.join(f'{us:.0f}' for _, us in sorted(loop_us.items()))} us ({100 * off:.0f}%)"
 
 
 def load_average() -> str:

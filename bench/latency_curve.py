@@ -21,6 +21,11 @@ Next to each ``N%`` rate, the **bare loop at the same load** (``bench_machine.Ba
 pipeline, in one process per task, paced at ``N%`` of its own maximum (measured right after the pipeline's), due
 -> done. The hop runs far below the machine's capacity; the bare loop runs as near to it as the pipeline does, so
 its tail is what the machine's unsteady speed alone gives any program at that load.
+Beside every run once the maximum is known, the **speed probe** (``bench_machine.SpeedProbe``): a process pinned
+to each CPU times a fixed loop every 20 ms by its own CPU time. The column gives its median per CPU and the share
+of 100 ms windows in which a CPU ran over 1.25x slower or faster than during the maximum's runs: on this machine
+each vCPU switches between two speeds 1.6x apart, and a pipelined task's cost per item follows it, so a point
+at ``80%`` is at 80% of the maximum only when that share is near zero (bench/README).
 With ``--probe`` a thread in each measuring process sleeps 1 ms at a time and records how late it wakes (the
 wait for the GIL and a core that any thread waking there has then); :func:`probe_report` prints its percentiles
 and, for the worst 100 ms windows of the items' latency, the probe's longest wait in the same window.
@@ -52,6 +57,7 @@ class CurvePoint:
     floor: tuple[float, float, float]     # plain TCP hop p50/p99/p99.9, ms
     load: float
     bare_loop: tuple[float, float, float] | None = None  # the bare loop at the same load, due -> done, ms
+    speed: str | None = None  # the speed probe per CPU, and the windows off the maximum's speed (format_speed)
 
 
 def parse_rates(text: str, maximum: Callable[[], float]) -> list[int]:
@@ -78,7 +84,8 @@ def point(offered: int, run, floor_us: list[float], percentiles: Callable,
         gc=(len(pauses), sum(pauses), max(pauses, default=0.0)),
         floor=tuple(v / 1000 for v in percentiles(floor_us)),  # type: ignore[arg-type]
         load=os.getloadavg()[0],
-        bare_loop=None if bare_loop_us is None else tuple(v / 1000 for v in percentiles(bare_loop_us)))
+        bare_loop=None if bare_loop_us is None else tuple(v / 1000 for v in percentiles(bare_loop_us)),
+        speed=getattr(run, "speed", None))
 
 
 def sweep(engine, rates: list[int], seconds: float, warmup: float, measure: Callable, floor: Callable,
@@ -125,15 +132,16 @@ def format_curve(points: list[CurvePoint], header: bool = True) -> str:
     if header:
         lines += ["| offered/s | delivered/s | per hop p50 / p99 / p99.9 | p99 of: pacing, hop1, hop2 local, "
                   "hop2 remote | gc: n, total, longest ms | plain TCP hop p50 / p99 / p99.9 | bare loop at the same "
-                  "load, due -> done p50 / p99 / p99.9 | load |",
-                  "|---|---|---|---|---|---|---|---|"]
+                  "load, due -> done p50 / p99 / p99.9 | speed probe: median per CPU (100 ms windows 1.25x off the "
+                  "maximum's runs) | load |",
+                  "|---|---|---|---|---|---|---|---|---|"]
     for p in points:
         bare = "-" if p.bare_loop is None else " / ".join(f"{v:.2f}" for v in p.bare_loop)
         parts = ", ".join(f"{p.parts_p99.get(k, math.nan):.2f}" for k in ("pacing", "hop1", "hop2 local",
                                                                          "hop2 remote"))
         lines.append(f"| {p.offered:,} | {p.delivered:,.0f} | {' / '.join(f'{v:.2f}' for v in p.per_hop)} | {parts} "
                      f"| {p.gc[0]}, {p.gc[1]:.0f}, {p.gc[2]:.1f} | {' / '.join(f'{v:.2f}' for v in p.floor)} "
-                     f"| {bare} | {p.load:.1f} |")
+                     f"| {bare} | {p.speed or '-'} | {p.load:.1f} |")
     return "\n".join(lines)
 
 

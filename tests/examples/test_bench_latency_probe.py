@@ -48,6 +48,18 @@ def test_probe_report_when_items_waited_with_the_probe_then_worst_windows_pair_t
     assert "the median window's longest probe wait: 1.0 ms" in report
 
 
+def test_curve_row_when_the_speed_probe_ran_beside_the_point_then_shows_it_in_its_column(bench):
+    bench_streaming, latency_curve = bench
+    speed = bench_streaming.format_speed({1: 80.2, 0: 122.4}, 0.37)
+    assert speed == "122 / 80 us (37%)"
+    point = latency_curve.CurvePoint(offered=700_000, delivered=690_000.0, per_hop=(1.0, 60.0, 70.0),
+                                     parts_p99={"pacing": 100.0}, gc=(4, 5.0, 1.0), floor=(0.01, 3.0, 5.0),
+                                     load=1.5, bare_loop=(0.0, 2.0, 5.0), speed=speed)
+    header, rule, row = latency_curve.format_curve([point]).splitlines()
+    assert header.count("|") == rule.count("|") == row.count("|")
+    assert row.endswith("| 0.00 / 2.00 / 5.00 | 122 / 80 us (37%) | 1.5 |")
+
+
 class _Inbox:
     def __init__(self, items):
         self.items = items

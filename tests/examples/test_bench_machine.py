@@ -36,3 +36,25 @@ def test_unpaced_queue_then_takes_items_in_full_rounds_and_stays_busy(bench_mach
     latencies, busy = bench_machine.queue_run(None, seconds=0.2, warmup=0.05, sleep=False)
     assert len(latencies) >= bench_machine.BATCH
     assert busy > 0.5
+
+
+def test_speed_probe_times_its_loop_on_every_cpu(bench_machine):
+    import time
+
+    with bench_machine.SpeedProbe() as probe:
+        time.sleep(0.5)  # 25 probe periods; one timing per CPU is all the test needs
+    assert sorted(probe.samples) == probe.cpus
+    assert all(len(rows) >= 1 for rows in probe.samples.values())
+    assert all(us > 0 for us in probe.loop_us().values())
+
+
+def test_off_windows_counts_the_windows_where_some_cpu_ran_slower_or_faster_than_its_reference(bench_machine):
+    probe = bench_machine.SpeedProbe()
+    ms = 1_000_000
+    # CPU 0 at 100 us throughout; CPU 1 at 100 us in the first window, 200 us in the second, 120 us in the third,
+    # 50 us in the fourth
+    probe.samples = {0: [(t * 20 * ms, 100_000) for t in range(20)],
+                     1: [(t * 20 * ms, (100_000, 200_000, 120_000, 50_000)[t // 5]) for t in range(20)]}
+    assert probe.loop_us() == {0: 100.0, 1: 120.0}
+    assert probe.off_windows({0: 100.0, 1: 100.0}) == pytest.approx(2 / 4)
+    assert probe.off_windows({0: 100.0, 1: 100.0}, factor=1.1) == pytest.approx(3 / 4)
