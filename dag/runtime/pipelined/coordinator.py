@@ -80,26 +80,33 @@ def task_count(total_slots: int, members: int) -> int:
     return max(1, total_slots // members) * members
 
 
-def free_slots(sc: Any) -> int:
-    """Spark task slots not used by running tasks right now."""
+def free_slots(sc: Any, own_group: str | None = None) -> int:
+    """Spark task slots not used by running tasks right now. With ``own_group`` (a job's own group, before it
+    starts its stage again), that group's tasks count as free: its previous stage has ended, but Spark's status
+    (fed by its listener bus, which can lag under load) may still show them running, and a task still being
+    killed only delays the new stage, which Spark starts as soon as the slot is free."""
     tracker = sc.statusTracker()
     busy = 0
     for stage_id in tracker.getActiveStageIds():
         info = tracker.getStageInfo(stage_id)
         if info is not None:
             busy += info.numActiveTasks
-    return sc.defaultParallelism - busy
+    if own_group is not None:
+        busy -= active_tasks(sc, own_group)
+    return sc.defaultParallelism - max(busy, 0)
 
 
-def wait_for_slots(sc: Any, needed: int, job_name: str, stop: threading.Event | None = None) -> None:
+def wait_for_slots(sc: Any, needed: int, job_name: str, stop: threading.Event | None = None,
+                   own_group: str | None = None) -> None:
     """Wait up to :data:`SLOT_WAIT_SECONDS` until ``needed`` Spark task slots are free, else refuse the job.
 
     ``engine.new_job`` calls it before a pipelined job starts (the contract's refusal), the coordinator again
-    before every (re)start of the stage; ``stop`` ends the wait early (a cancel).
+    before every (re)start of the stage, with the job's own group (:func:`free_slots`); ``stop`` ends the wait
+    early (a cancel).
     """
     deadline = time.monotonic() + SLOT_WAIT_SECONDS
     while True:
-        free = free_slots(sc)
+        free = free_slots(sc, own_group)
         if free >= needed:
             return
         if (stop is not None and stop.is_set()) or time.monotonic() >= deadline:
@@ -329,7 +336,7 @@ class PipelinedRun:
 
     def await_slots(self) -> None:
         """Wait (bounded) for the stage's free Spark slots before an execution; a cancel ends the wait."""
-        wait_for_slots(self.sc, self.layout.tasks, self.job.name, self.stop_requested)
+        wait_for_slots(self.sc, self.layout.tasks, self.job.name, self.stop_requested, self.job.group_id)
 
     def run_stage(self, spec: WorkerSpec) -> list[dict]:
         """Run the barrier stage to its end; every task's result (``{"task": t}``, plus ``"failure"``: the id of
