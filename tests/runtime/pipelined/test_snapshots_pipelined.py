@@ -321,7 +321,9 @@ def test_suspend_resume_restart_when_guarantee_none_then_each_execution_starts_f
         wait_for(lambda: len(out) > frozen + 300, 60, "output after the resume")
         job.restart()
         assert job.status is JobStatus.RUNNING
-        wait_for(lambda: list(out).count(0) == 3 and len(out) > frozen + 600, 60, "output of the third execution")
+        wait_for(lambda: list(out).count(0) == 3 and len(out) > frozen + 600, 60,
+                 lambda: f"output of the third execution: {list(out).count(0)} starts from 0 in {len(out)} items "
+                         f"(suspended at {frozen}), job {job.status.name}, {job.metrics().restarts} restarts")
         assert job.metrics().restarts == 0 and job.metrics().last_snapshot is None
     items = list(out)
     starts = [i for i, item in enumerate(items) if item == 0]
