@@ -85,7 +85,7 @@ def point(offered: int, run, floor_us: list[float], percentiles: Callable,
         floor=tuple(v / 1000 for v in percentiles(floor_us)),  # type: ignore[arg-type]
         load=os.getloadavg()[0],
         bare_loop=None if bare_loop_us is None else tuple(v / 1000 for v in percentiles(bare_loop_us)),
-        speed=getattr(run, "speed", None))
+        speed=run.speed)
 
 
 def sweep(engine, rates: list[int], seconds: float, warmup: float, measure: Callable, floor: Callable,
