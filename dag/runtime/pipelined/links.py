@@ -43,16 +43,15 @@ from typing import Any, Callable, Iterable
 from dag.runtime.common.channel import (
     HANDSHAKE_TIMEOUT, AuthenticationError, FrameSocket, connect, encode_frame, server_handshake, split_frames,
 )
+from dag.runtime.pipelined.queues import JOIN_ITEMS
 from dag.runtime.pipelined.waker import Waker
 
-__all__ = ["Links", "LINK_ENTRIES", "FRAME_ENTRIES", "JOIN_ITEMS"]
+__all__ = ["Links", "LINK_ENTRIES", "FRAME_ENTRIES"]
 
 LINK_ENTRIES = 64
 """Entries a link holds for its peer before it refuses more lists."""
 FRAME_ENTRIES = 256
 """Entries one frame carries at most."""
-JOIN_ITEMS = 1024
-"""Items up to which a frame joins consecutive lists for one queue (the default queue size of an edge)."""
 _BYE = "BYE"
 _READ_BYTES = 1 << 18
 _BROKEN = (OSError, ValueError, KeyError, TypeError, EOFError)  # a connection's bytes that make no sense
@@ -114,9 +113,8 @@ class _Outbound:
 def _joined(entries: Iterable[tuple[Any, Any]]) -> list:
     """``entries`` (``(queue key, entry)``) with the consecutive lists of one queue joined, up to
     :data:`JOIN_ITEMS` items (a watermark, barrier or ``DONE`` of that queue ends the join). A busy scheduler's
-    rounds emit small lists, and the receiving processor takes one entry per queue per round: joined on both
-    sides of a link, a backlog drains in few entries. Joined lists are new lists (an entry may be the same list
-    object as one offered to another queue)."""
+    rounds emit small lists: joined on both sides of a link, a backlog drains in few entries. Joined lists are new
+    lists (an entry may be the same list object as one offered to another queue)."""
     frame: list = []
     joined: dict[Any, list] = {}  # queue key -> [key, items, items is a list made here] of the frame
     for key, entry in entries:

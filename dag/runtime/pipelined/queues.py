@@ -12,10 +12,13 @@ thread) and one consumer thread.
 
 :class:`InboundEdge` drains the queues of one inbound edge of a processor into its tasklet in turn, one entry
 per queue per round, coalescing the queues' watermarks (Jet's queue level, ``jet-streaming.md`` 7.1): a
-coalesced watermark ends the round, so the items that preceded it are processed first. Snapshot barriers
-(``barriers_aligned`` not None) are aligned over the queues the same way (``processors/execution/barrier.py``): the edge
-hands a barrier to the tasklet once every open queue delivered it; aligned, a queue that delivered it is not
-drained meanwhile.
+coalesced watermark ends the round, so the items that preceded it are processed first. The consecutive lists
+at a queue's head count as one entry, joined up to :data:`JOIN_ITEMS` items: a producer in the consumer's
+thread emits one small list per round, and with one list taken per round the backlog of one slow round stayed
+for good (every item waited the queue's four rounds more; bench/README, "the queue that never drained").
+Snapshot barriers (``barriers_aligned`` not None) are aligned over the queues the same way
+(``processors/execution/barrier.py``): the edge hands a barrier to the tasklet once every open queue delivered it;
+aligned, a queue that delivered it is not drained meanwhile.
 """
 
 from __future__ import annotations
@@ -29,12 +32,13 @@ from processors.execution.coalescer import WatermarkCoalescer
 from processors.execution.lifecycle import DONE
 from processors.api.watermark import Watermark
 
-__all__ = ["QUEUE_ENTRIES", "Queue", "InboundEdge"]
+__all__ = ["QUEUE_ENTRIES", "JOIN_ITEMS", "Queue", "InboundEdge"]
 
 QUEUE_ENTRIES = 4
 """Entries (lists of up to the edge's queue size items, watermarks, DONE) a queue holds before refusing."""
-
-
+JOIN_ITEMS = 1024
+"""Items up to which consecutive lists of one queue are joined into one entry: by the receiving processor's
+:class:`InboundEdge`, and by both sides of a link (``links.py``)."""
 
 
 class Queue:
@@ -98,6 +102,8 @@ class InboundEdge:
             entry = entries.popleft()
             moved = True
             if entry.__class__ is list:
+                if entries and entries[0].__class__ is list:
+                    entry = _join_following(entry, entries)
                 tasklet.add_batch(ordinal, entry)
                 coalescer.observe_event(i)
                 continue
@@ -130,3 +136,25 @@ class InboundEdge:
                 tasklet.add_watermark(ordinal, wm)
                 moved = True
         return moved
+
+
+def _join_following(first: list, entries: deque) -> list:
+    """``first`` and the lists that follow it at the head of ``entries`` (taken from it), joined into a new list
+    of up to :data:`JOIN_ITEMS` items; a watermark, barrier or ``DONE`` ends the join.
+
+    >>> rest = deque([[2, 3], [4], Watermark(9), [5]])
+    >>> _join_following([1], rest), list(rest)
+    ([1, 2, 3, 4], [Watermark(9), [5]])
+    """
+    joined, size = None, len(first)
+    while entries:
+        following = entries[0]
+        if following.__class__ is not list or size + len(following) > JOIN_ITEMS:
+            break
+        entries.popleft()
+        size += len(following)
+        if joined is None:
+            joined = first + following  # a new list: an entry may be offered to several queues
+        else:
+            joined.extend(following)
+    return first if joined is None else joined

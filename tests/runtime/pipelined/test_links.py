@@ -7,7 +7,8 @@ import threading
 import time
 from collections import deque
 
-from dag.runtime.pipelined.links import JOIN_ITEMS, LINK_ENTRIES, Links, _joined
+from dag.runtime.pipelined.links import LINK_ENTRIES, Links, _joined
+from dag.runtime.pipelined.queues import JOIN_ITEMS
 from tests.support import wait_for
 
 SIZE = 500  # items per list: the socket's buffers fill after a few thousand lists
