@@ -151,3 +151,21 @@ def test_cached_route_when_keys_repeat_after_a_bypass_then_cached_again():
     for _ in range(3):
         assert routed(cached, repeating) == routed(general, repeating)
     assert all(k in cached._appends for k in range(50))
+
+
+def test_cached_route_when_keys_never_repeat_then_tries_caching_ever_more_rarely():
+    """Each try that finds unseen keys again doubles the wait before the next (up to ``MAX_BYPASS_BATCHES``): with a
+    fixed wait, a fifth of a stream of ids was cached for nothing, the garbage collector's work and a full cache's
+    ``clear()`` stalling the task for milliseconds (bench/README)."""
+    cached, general = pair()
+    batches, size = 3000, 10
+    for n in range(batches):
+        items = [(n * size + i, n) for i in range(size)]
+        assert routed(cached, items) == routed(general, items)
+    tries = 1 + (batches // senders.BYPASS_BATCHES).bit_length()  # waits of 16, 32, 64, ... batches
+    assert len(cached._appends) <= tries * senders.MISSES_BEFORE_BYPASS * size
+    assert cached._next_bypass == senders.MAX_BYPASS_BATCHES or batches < senders.MAX_BYPASS_BATCHES
+    repeating = [(i % 5, i) for i in range(size)]
+    for _ in range(2 + senders.MAX_BYPASS_BATCHES):  # through the current wait, then cached again
+        assert routed(cached, repeating) == routed(general, repeating)
+    assert all(k in cached._appends for k in range(5)) and cached._next_bypass == senders.BYPASS_BATCHES
