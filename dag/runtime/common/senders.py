@@ -330,8 +330,8 @@ MAX_BYPASS_BATCHES = 1 << 12
 of :data:`BYPASS_BATCHES`, a stream of never-repeating keys had a fifth of its keys cached: each learned key's
 bound method kept for nothing, the garbage collector's only work in the task (collections of 2-10 ms), and the full
 cache's ``clear()`` every second or so (about 5 ms). At 480,000 items/s the p99 per hop was 5.2-8.5 ms in four
-runs, and 1.0-1.9 ms in four runs with the doubling wait, in which the collector never ran (bench/README, "the
-router's key cache")."""
+runs, and 1.0-1.9 ms in four runs with the doubling wait, in which the collector never ran (bench/README, session
+14, "The router's key cache fed the garbage collector")."""
 _CACHED_TYPES = frozenset({str, int, float, bool, bytes})
 _BUILT_IN_PARTITIONERS = (DefaultPartitioner, HashCodePartitioner)
 """The partitioners whose keys a sender partitions in bulk (``get_partitions``) and a router may cache. Compared by

@@ -55,7 +55,8 @@ FRAME_ENTRIES = 256
 FRAME_ITEMS = 2048
 """Items one frame carries at most (but always one entry): the scheduler pickles a frame, and its peer unpickles
 it, in one go. A full link (:data:`LINK_ENTRIES` lists of 1,024 items) sent as one frame of 2.5 MB took 30 ms to
-pickle and 47 ms to unpickle, rounds in which neither task moved anything else (bench/README)."""
+pickle and 47 ms to unpickle, rounds in which neither task moved anything else (bench/README, session 14, "A full
+link sent as one frame")."""
 _BYE = "BYE"
 _READ_BYTES = 1 << 17  # about 3,000 small items: what one round unpickles at most
 _BROKEN = (OSError, ValueError, KeyError, TypeError, EOFError)  # a connection's bytes that make no sense

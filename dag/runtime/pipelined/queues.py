@@ -15,7 +15,7 @@ per queue per round, coalescing the queues' watermarks (Jet's queue level, ``jet
 coalesced watermark ends the round, so the items that preceded it are processed first. The consecutive lists
 at a queue's head count as one entry, joined up to :data:`JOIN_ITEMS` items: a producer in the consumer's
 thread emits one small list per round, and with one list taken per round the backlog of one slow round stayed
-for good (every item waited the queue's four rounds more; bench/README, "the queue that never drained").
+for good (every item waited the queue's four rounds more; bench/README, session 14, "A local queue that never drained").
 Snapshot barriers (``barriers_aligned`` not None) are aligned over the queues the same way
 (``processors/execution/barrier.py``): the edge hands a barrier to the tasklet once every open queue delivered it;
 aligned, a queue that delivered it is not drained meanwhile.

@@ -164,7 +164,7 @@ def test_cached_route_when_keys_never_repeat_then_tries_caching_ever_more_rarely
         assert routed(cached, items) == routed(general, items)
     tries = 1 + (batches // senders.BYPASS_BATCHES).bit_length()  # waits of 16, 32, 64, ... batches
     assert len(cached._appends) <= tries * senders.MISSES_BEFORE_BYPASS * size
-    assert cached._next_bypass == senders.MAX_BYPASS_BATCHES or batches < senders.MAX_BYPASS_BATCHES
+    assert cached._next_bypass == senders.MAX_BYPASS_BATCHES  # after waits of 16, 32, ..., 2,048 batches
     repeating = [(i % 5, i) for i in range(size)]
     for _ in range(2 + senders.MAX_BYPASS_BATCHES):  # through the current wait, then cached again
         assert routed(cached, repeating) == routed(general, repeating)
